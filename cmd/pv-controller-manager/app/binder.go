@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
+	"k8s.io/controller-manager/pkg/clientbuilder"
+	genericcontrollermanager "k8s.io/controller-manager/app"
+	"k8s.io/klog/v2"
+
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
+	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
+	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
+)
+
+// runBinder builds the informers and the controller as KCM's newPersistentVolumeBinderController
+// does, and runs it until ctx is done.
+func runBinder(ctx context.Context, c *config.Config, state *binderState) error {
+	logger := klog.FromContext(ctx)
+	clients := clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
+
+	informerClient, err := clients.Client("shared-informers")
+	if err != nil {
+		return err
+	}
+	// Like KCM: wait for a starting apiserver before failing.
+	if err := genericcontrollermanager.WaitForAPIServer(informerClient, 10*time.Second); err != nil {
+		return fmt.Errorf("failed to wait for apiserver being healthy: %w", err)
+	}
+	// Trim managedFields for memory, as KCM does.
+	trim := func(obj interface{}) (interface{}, error) {
+		if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+			accessor.SetManagedFields(nil)
+		}
+		return obj, nil
+	}
+	informerFactory := informers.NewSharedInformerFactoryWithOptions(informerClient, resyncPeriod(c), informers.WithTransform(trim))
+
+	plugins, err := volumeplugins.ProbeProvisionableRecyclableVolumePlugins(logger, c.PersistentVolumeBinderController.VolumeConfiguration)
+	if err != nil {
+		return fmt.Errorf("failed to probe volume plugins when starting persistentvolume controller: %w", err)
+	}
+	binderClient, err := clients.Client(options.BinderUserAgent)
+	if err != nil {
+		return err
+	}
+	ctrl, err := persistentvolumecontroller.NewController(ctx, persistentvolumecontroller.ControllerParameters{
+		KubeClient:                binderClient,
+		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
+		VolumePlugins:             plugins,
+		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
+		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),
+		ClassInformer:             informerFactory.Storage().V1().StorageClasses(),
+		PodInformer:               informerFactory.Core().V1().Pods(),
+		NodeInformer:              informerFactory.Core().V1().Nodes(),
+		EnableDynamicProvisioning: c.PersistentVolumeBinderController.VolumeConfiguration.EnableDynamicProvisioning,
+	})
+	if err != nil {
+		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
+	}
+
+	informerFactory.Start(ctx.Done())
+	defer informerFactory.Shutdown()
+	go func() {
+		if synced := informerFactory.WaitForCacheSync(ctx.Done()); allTrue(synced) {
+			state.synced.Store(true)
+		}
+	}()
+	defer state.synced.Store(false)
+
+	logger.Info("Starting controller", "controller", options.BinderControllerName)
+	ctrl.Run(ctx)
+	return nil
+}
+
+// resyncPeriod is KCM's informer resync: random in [MinResyncPeriod, 2*MinResyncPeriod).
+func resyncPeriod(c *config.Config) time.Duration {
+	return time.Duration(float64(c.Generic.MinResyncPeriod.Nanoseconds()) * (rand.Float64() + 1))
+}
+
+func allTrue[K comparable](m map[K]bool) bool {
+	for _, v := range m {
+		if !v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,40 @@
+// Package config holds the validated, ready-to-run configuration of pv-controller-manager.
+package config
+
+import (
+	"time"
+
+	apiserver "k8s.io/apiserver/pkg/server"
+	clientset "k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	basecompatibility "k8s.io/component-base/compatibility"
+	cmconfig "k8s.io/controller-manager/config"
+	persistentvolumeconfig "k8s.io/kubernetes/pkg/controller/volume/persistentvolume/config"
+)
+
+// Config is what Run needs. It mirrors the parts of KCM's config that the binder uses.
+type Config struct {
+	// Generic is KCM's generic controller-manager configuration (client connection, leader election, debugging).
+	Generic cmconfig.GenericControllerManagerConfiguration
+	// PersistentVolumeBinderController is KCM's binder configuration (sync period, volume plugins).
+	PersistentVolumeBinderController persistentvolumeconfig.PersistentVolumeBinderControllerConfiguration
+
+	// SecureServing is nil when --secure-port=0.
+	SecureServing  *apiserver.SecureServingInfo
+	Authentication apiserver.AuthenticationInfo
+	Authorization  apiserver.AuthorizationInfo
+
+	// Kubeconfig is the rest config for every client we make (with QPS, burst and content type applied).
+	Kubeconfig *restclient.Config
+	// Client is used for leader election and events of the manager itself.
+	Client           clientset.Interface
+	EventBroadcaster record.EventBroadcaster
+	EventRecorder    record.EventRecorder
+
+	// ControllerShutdownTimeout bounds how long a stopping leader waits for in-flight syncs before
+	// it releases the Lease anyway.
+	ControllerShutdownTimeout time.Duration
+
+	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
+}

@@ -1,0 +1,215 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	v1core "k8s.io/client-go/kubernetes/typed/core/v1"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/metrics/features"
+	"k8s.io/component-base/metrics/prometheus/slis"
+	"k8s.io/component-base/term"
+	genericcontrollermanager "k8s.io/controller-manager/app"
+	controllerhealthz "k8s.io/controller-manager/pkg/healthz"
+	"k8s.io/klog/v2"
+
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
+	"github.com/fastpv/pv-controller-manager/pkg/election"
+	"github.com/fastpv/pv-controller-manager/pkg/version"
+)
+
+func init() {
+	utilruntimeMust(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+	utilruntimeMust(features.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+}
+
+func utilruntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// NewPVControllerManagerCommand creates the pv-controller-manager command with KCM-compatible flags.
+func NewPVControllerManagerCommand() *cobra.Command {
+	s, err := options.NewPVControllerManagerOptions()
+	if err != nil {
+		klog.Background().Error(err, "Unable to initialize command options")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+
+	cmd := &cobra.Command{
+		Use: options.ComponentName,
+		Long: `pv-controller-manager runs the Kubernetes PersistentVolume binder (KCM's
+persistentvolume-binder-controller) on its own, with patches that bind pre-bound claims at
+once, retry optimistic-concurrency conflicts immediately and resync only unsettled objects.
+Run kube-controller-manager with --controllers=*,-persistentvolume-binder-controller beside it.`,
+		SilenceUsage: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			// Like KCM: the binder watches APIs generically; warnings would only be noise.
+			restclient.SetDefaultWarningHandler(restclient.NoWarnings{})
+			return s.ComponentGlobalsRegistry.Set()
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if s.ShowVersion {
+				fmt.Fprintln(cmd.OutOrStdout(), version.String())
+				return nil
+			}
+			if err := logsapi.ValidateAndApply(s.Logs, utilfeature.DefaultFeatureGate); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+
+			// The first SIGTERM/SIGINT cancels ctx: the binder stops, then the Lease is released.
+			// A second one exits at once.
+			ctx := server.SetupSignalContext()
+			c, err := s.Config(ctx)
+			if err != nil {
+				return err
+			}
+			return Run(ctx, c)
+		},
+		Args: func(cmd *cobra.Command, args []string) error {
+			for _, arg := range args {
+				if len(arg) > 0 {
+					return fmt.Errorf("%q does not take any arguments, got %q", cmd.CommandPath(), args)
+				}
+			}
+			return nil
+		},
+	}
+
+	fs := cmd.Flags()
+	namedFlagSets := s.Flags()
+	globalflag.AddGlobalFlags(namedFlagSets.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+	for _, f := range namedFlagSets.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, namedFlagSets, cols)
+	return cmd
+}
+
+// Run serves health and metrics, then runs the binder while holding the Lease (or at once with
+// --leader-elect=false) until ctx is done.
+func Run(ctx context.Context, c *config.Config) error {
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting", "version", version.String())
+
+	c.EventBroadcaster.StartStructuredLogging(0)
+	c.EventBroadcaster.StartRecordingToSink(&v1core.EventSinkImpl{Interface: c.Client.CoreV1().Events("")})
+	defer c.EventBroadcaster.Shutdown()
+
+	var electionChecker *leaderelection.HealthzAdaptor
+	var liveChecks []healthz.HealthChecker
+	if c.Generic.LeaderElection.LeaderElect {
+		electionChecker = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		liveChecks = append(liveChecks, electionChecker)
+	}
+	state := &binderState{}
+	if c.SecureServing != nil {
+		handler := newHandler(ctx, c, state, liveChecks)
+		if _, _, err := c.SecureServing.Serve(handler, 0, ctx.Done()); err != nil {
+			return err
+		}
+	}
+
+	runBinderOnce := func(ctx context.Context) {
+		if err := runBinder(ctx, c, state); err != nil {
+			logger.Error(err, "PersistentVolume binder failed")
+			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+		}
+	}
+	if !c.Generic.LeaderElection.LeaderElect {
+		runBinderOnce(ctx)
+		return nil
+	}
+
+	hostname, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	le := c.Generic.LeaderElection
+	err = election.Run(ctx, election.Config{
+		Client:        c.Client,
+		Namespace:     le.ResourceNamespace,
+		Name:          le.ResourceName,
+		Identity:      hostname + "_" + string(uuid.NewUUID()), // two processes on one host must not share it
+		EventRecorder: c.EventRecorder,
+		LeaseDuration: le.LeaseDuration.Duration,
+		RenewDeadline: le.RenewDeadline.Duration,
+		RetryPeriod:   le.RetryPeriod.Duration,
+		WatchDog:      electionChecker,
+	}, func(ctx context.Context) {
+		state.leading.Store(true)
+		defer state.leading.Store(false)
+		runWithTimeout(ctx, c.ControllerShutdownTimeout, runBinderOnce)
+	})
+	if errors.Is(err, election.ErrLeaseLost) {
+		logger.Error(err, "Exiting: another instance may be binding now", "lease", klog.KRef(le.ResourceNamespace, le.ResourceName))
+	}
+	logger.Info("Stopped")
+	return err
+}
+
+// runWithTimeout runs fn(ctx) and returns when fn returns, or at most timeout after ctx is done:
+// a stuck API call must not keep the Lease from being released forever.
+func runWithTimeout(ctx context.Context, timeout time.Duration, fn func(context.Context)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			klog.FromContext(ctx).Error(nil, "Binder did not stop in time, releasing the Lease anyway", "timeout", timeout)
+		}
+	}
+}
+
+// binderState is what /readyz reports on.
+type binderState struct {
+	leading atomic.Bool
+	synced  atomic.Bool
+}
+
+// newHandler builds the secure-port handler: /healthz and /livez (process alive, Lease renewed when
+// leading), /readyz (also: caches synced when leading, not shutting down), /metrics, and KCM's
+// debugging endpoints; all behind delegated authentication and authorization.
+func newHandler(ctx context.Context, c *config.Config, state *binderState, liveChecks []healthz.HealthChecker) http.Handler {
+	healthzHandler := controllerhealthz.NewMutableHealthzHandler(liveChecks...)
+	mux := genericcontrollermanager.NewBaseHandler(&c.Generic.Debugging, healthzHandler)
+	healthz.InstallLivezHandler(mux, liveChecks...)
+	readyChecks := append([]healthz.HealthChecker{
+		healthz.NewShutdownHealthz(ctx.Done()),
+		healthz.NamedCheck("binder-caches", func(*http.Request) error {
+			if state.leading.Load() && !state.synced.Load() {
+				return errors.New("leading, but the binder's informer caches have not synced yet")
+			}
+			return nil
+		}),
+	}, liveChecks...)
+	healthz.InstallReadyzHandler(mux, readyChecks...)
+	slis.SLIMetricsWithReset{}.Install(mux)
+	return genericcontrollermanager.BuildHandlerChain(mux, &c.Authorization, &c.Authentication)
+}
