@@ -20,12 +20,14 @@ if [[ ${#staging[@]} -eq 0 ]]; then
   exit 1
 fi
 
-cd "${REPO_ROOT}"
 args=(-require "k8s.io/kubernetes@${version}")
 for mod in "${staging[@]}"; do
   args+=(-replace "${mod}=${mod}@${staging_version}")
 done
-go mod edit "${args[@]}"
-echo "${version}" >patches/UPSTREAM
+# Every module of ours that builds k8s.io/kubernetes packages: the binary and the tools we run beside it.
+for dir in "${REPO_ROOT}" "${REPO_ROOT}/hack/tools"; do
+  (cd "${dir}" && go mod edit "${args[@]}")
+done
+echo "${version}" >"${REPO_ROOT}/patches/UPSTREAM"
 echo "pinned k8s.io/kubernetes ${version} with ${#staging[@]} staging modules at ${staging_version}"
-echo "now run: go mod tidy && hack/update-vendored.sh"
+echo "now run: go mod tidy (here and in hack/tools) && hack/update-vendored.sh"

@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
-	"k8s.io/controller-manager/pkg/clientbuilder"
 	genericcontrollermanager "k8s.io/controller-manager/app"
+	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/klog/v2"
 
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"

@@ -236,7 +236,6 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	}
 	recycler := cfg.VolumeConfiguration.PersistentVolumeRecyclerConfiguration
 	for flag, value := range map[string]int32{
-		"--pv-recycler-maximum-retry":              recycler.MaximumRetry,
 		"--pv-recycler-minimum-timeout-nfs":        recycler.MinimumTimeoutNFS,
 		"--pv-recycler-increment-timeout-nfs":      recycler.IncrementTimeoutNFS,
 		"--pv-recycler-minimum-timeout-hostpath":   recycler.MinimumTimeoutHostPath,

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds, from Go modules only, the upstream binaries a local cluster needs, into one cached bin dir
+# (default _output/tools/bin, or $TOOLS_BIN). A binary is rebuilt only when its pinned version changed.
+#   etcd                          hack/tools/etcd/go.mod (go.etcd.io/etcd/server/v3)
+#   kube-apiserver, kube-controller-manager, kube-scheduler, ginkgo
+#                                 hack/tools/go.mod (k8s.io/kubernetes, same pin as our controller)
+#   kwok, kwokctl                 KWOK_VERSION below
+# Usage: hack/build-tools.sh [name...]   (default: all)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+TOOLS_BIN="${TOOLS_BIN:-${REPO_ROOT}/_output/tools/bin}"
+mkdir -p "${TOOLS_BIN}"
+export CGO_ENABLED=0 GOWORK=off
+
+modversion() { # modversion DIR MODULE
+  (cd "$1" && go list -m -f '{{.Version}}' "$2")
+}
+
+# build NAME STAMP CMD...: runs CMD unless TOOLS_BIN/NAME exists with the same stamp.
+build() {
+  local name="$1" stamp="$2"
+  shift 2
+  if [[ -x "${TOOLS_BIN}/${name}" && "$(cat "${TOOLS_BIN}/.${name}.version" 2>/dev/null)" == "${stamp}" ]]; then
+    echo "build-tools.sh: ${name} ${stamp} is up to date"
+    return
+  fi
+  echo "build-tools.sh: building ${name} ${stamp}"
+  local start=${SECONDS}
+  "$@"
+  echo "${stamp}" >"${TOOLS_BIN}/.${name}.version"
+  echo "build-tools.sh: built ${name} in $((SECONDS - start))s"
+}
+
+tools_dir="${REPO_ROOT}/hack/tools"
+k8s_version="$(modversion "${tools_dir}" k8s.io/kubernetes)"
+build_k8s() { (cd "${tools_dir}" && go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=${k8s_version} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "${k8s_version}" | cut -d. -f2)" -o "${TOOLS_BIN}/$1" "k8s.io/kubernetes/cmd/$1"); }
+
+want=("$@")
+[[ ${#want[@]} -eq 0 ]] && want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl ginkgo)
+for name in "${want[@]}"; do
+  case "${name}" in
+  etcd)
+    build etcd "$(modversion "${tools_dir}/etcd" go.etcd.io/etcd/server/v3)" \
+      bash -c "cd '${tools_dir}/etcd' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/etcd' ."
+    ;;
+  kube-apiserver | kube-controller-manager | kube-scheduler)
+    build "${name}" "${k8s_version}" build_k8s "${name}"
+    ;;
+  kwok | kwokctl)
+    build "${name}" "${KWOK_VERSION}" \
+      env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/${name}@${KWOK_VERSION}"
+    ;;
+  ginkgo)
+    build ginkgo "$(modversion "${tools_dir}" github.com/onsi/ginkgo/v2)" \
+      bash -c "cd '${tools_dir}' && go build -trimpath -o '${TOOLS_BIN}/ginkgo' github.com/onsi/ginkgo/v2/ginkgo"
+    ;;
+  *)
+    echo "build-tools.sh: unknown tool ${name}" >&2
+    exit 2
+    ;;
+  esac
+done
