@@ -910,7 +910,7 @@ func runMultisyncTests(t *testing.T, ctx context.Context, tests []controllerTest
 				ctrl.claims.Update(claim)
 				err = ctrl.syncClaim(context.TODO(), claim)
 				if err != nil {
-					if err == pvtesting.ErrVersionConflict {
+					if pvtesting.IsVersionConflict(err) {
 						// Ignore version errors
 						logger.V(4).Info("Test intentionally ignores version error")
 					} else {
@@ -927,7 +927,7 @@ func runMultisyncTests(t *testing.T, ctx context.Context, tests []controllerTest
 				ctrl.volumes.store.Update(volume)
 				err = ctrl.syncVolume(context.TODO(), volume)
 				if err != nil {
-					if err == pvtesting.ErrVersionConflict {
+					if pvtesting.IsVersionConflict(err) {
 						// Ignore version errors
 						logger.V(4).Info("Test intentionally ignores version error")
 					} else {

@@ -195,6 +195,10 @@ type PersistentVolumeController struct {
 	claimQueue  workqueue.TypedRateLimitingInterface[string]
 	volumeQueue workqueue.TypedRateLimitingInterface[string]
 
+	// conflictRateLimiter delays retries of keys whose sync failed with a
+	// conflict, per key only (see handleSyncResult).
+	conflictRateLimiter workqueue.TypedRateLimiter[string]
+
 	// Map of scheduled/running operations.
 	runningOperations goroutinemap.GoRoutineMap
 

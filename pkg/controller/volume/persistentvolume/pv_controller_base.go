@@ -100,6 +100,7 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		),
 		resyncPeriod:        p.SyncPeriod,
 		operationTimestamps: metrics.NewOperationStartTimeCache(),
+		conflictRateLimiter: newConflictRateLimiter(),
 	}
 
 	// Prober is nil because PV is not aware of Flexvolume.
@@ -529,13 +530,7 @@ func (ctrl *PersistentVolumeController) processNextVolumeWorkItem(ctx context.Co
 	defer ctrl.volumeQueue.Done(key)
 
 	err := ctrl.syncVolumeByKey(ctx, key)
-	if err == nil {
-		ctrl.volumeQueue.Forget(key)
-		return true
-	}
-
-	ctrl.volumeQueue.AddRateLimited(key)
-
+	ctrl.handleSyncResult(ctx, ctrl.volumeQueue, metrics.VolumeQueue, key, err)
 	return true
 }
 
@@ -599,13 +594,7 @@ func (ctrl *PersistentVolumeController) processNextClaimWorkItem(ctx context.Con
 	defer ctrl.claimQueue.Done(key)
 
 	err := ctrl.syncClaimByKey(ctx, key)
-	if err == nil {
-		ctrl.claimQueue.Forget(key)
-		return true
-	}
-
-	ctrl.claimQueue.AddRateLimited(key)
-
+	ctrl.handleSyncResult(ctx, ctrl.claimQueue, metrics.ClaimQueue, key, err)
 	return true
 }
 

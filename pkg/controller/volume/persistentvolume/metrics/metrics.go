@@ -73,6 +73,7 @@ func Register(pvLister PVLister, pvcLister PVCLister, pluginMgr *volume.VolumePl
 		legacyregistry.MustRegister(volumeOperationErrorMetric)
 		legacyregistry.MustRegister(retroactiveStorageClassMetric)
 		legacyregistry.MustRegister(retroactiveStorageClassErrorMetric)
+		registerBinderMetrics(legacyregistry.MustRegister)
 	})
 }
 

@@ -39,9 +39,20 @@ import (
 	core "k8s.io/client-go/testing"
 )
 
-// ErrVersionConflict is the error returned when resource version of requested
-// object conflicts with the object in storage.
+// ErrVersionConflict is the cause of the error returned when resource version
+// of requested object conflicts with the object in storage.
 var ErrVersionConflict = errors.New("VersionError")
+
+// newVersionConflict returns what the API server returns for a write with a
+// stale resourceVersion: a 409 Conflict naming the object.
+func newVersionConflict(action core.Action, name string) error {
+	return apierrors.NewConflict(action.GetResource().GroupResource(), name, ErrVersionConflict)
+}
+
+// IsVersionConflict tells whether err is a conflict produced by the reactor.
+func IsVersionConflict(err error) bool {
+	return apierrors.IsConflict(err)
+}
 
 // VolumeReactor is a core.Reactor that simulates etcd and API server. It
 // stores:
@@ -161,7 +172,7 @@ func (r *VolumeReactor) React(ctx context.Context, action core.Action) (handled 
 			storedVer, _ := strconv.Atoi(storedVolume.ResourceVersion)
 			requestedVer, _ := strconv.Atoi(volume.ResourceVersion)
 			if storedVer != requestedVer {
-				return true, obj, ErrVersionConflict
+				return true, obj, newVersionConflict(action, volume.Name)
 			}
 			if reflect.DeepEqual(storedVolume, volume) {
 				logger.V(4).Info("Nothing updated volume", "volumeName", volume.Name)
@@ -194,7 +205,7 @@ func (r *VolumeReactor) React(ctx context.Context, action core.Action) (handled 
 			storedVer, _ := strconv.Atoi(storedClaim.ResourceVersion)
 			requestedVer, _ := strconv.Atoi(claim.ResourceVersion)
 			if storedVer != requestedVer {
-				return true, obj, ErrVersionConflict
+				return true, obj, newVersionConflict(action, claim.Name)
 			}
 			if reflect.DeepEqual(storedClaim, claim) {
 				logger.V(4).Info("Nothing updated claim", "PVC", klog.KObj(claim))
