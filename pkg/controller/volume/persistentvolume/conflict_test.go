@@ -41,9 +41,9 @@ import (
 	"k8s.io/kubernetes/pkg/controller"
 )
 
-// runningController is a controller started with Run() against the fake API
-// server, with informers fed by fake watches and the periodic resync pushed
-// out of reach, so that a test passes only if events alone drive the work.
+// runningController is a controller whose workers run against the fake API
+// server, with informers fed by fake watches and no periodic resync, so that
+// a test passes only if events alone drive the work.
 type runningController struct {
 	ctrl        *PersistentVolumeController
 	reactor     *volumeReactor
@@ -70,7 +70,6 @@ func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims
 	if err != nil {
 		t.Fatalf("construct persistent volume controller: %v", err)
 	}
-	ctrl.resyncPeriod = time.Hour
 	reactor := newVolumeReactor(ctx, client, ctrl, volumeWatch, claimWatch, errors)
 	rc := &runningController{ctrl: ctrl, reactor: reactor, volumeWatch: volumeWatch, claimWatch: claimWatch}
 	for _, claim := range claims {
@@ -80,12 +79,19 @@ func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims
 		rc.addVolume(volume)
 	}
 
+	// Run's workers without Run's periodic resync (whose first round would
+	// start at a random moment of the test): only events drive the work.
 	var wg sync.WaitGroup
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
-	wg.Go(func() { ctrl.Run(ctx) })
+	ctrl.initializeCaches(logger, ctrl.volumeLister, ctrl.claimLister)
+	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
+	wg.Go(func() { wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second) })
+	wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
 	t.Cleanup(func() {
 		cancel()
+		ctrl.claimQueue.ShutDown()
+		ctrl.volumeQueue.ShutDown()
 		wg.Wait()
 		informerFactory.Shutdown()
 	})

@@ -199,6 +199,11 @@ type PersistentVolumeController struct {
 	// conflict, per key only (see handleSyncResult).
 	conflictRateLimiter workqueue.TypedRateLimiter[string]
 
+	// claimIndexer is the claim informer's indexer, with claimVolumeNameIndex.
+	claimIndexer cache.Indexer
+	// missingVolumeEvents limits "volume does not exist" events to one per claim.
+	missingVolumeEvents missingVolumeEvents
+
 	// Map of scheduled/running operations.
 	runningOperations goroutinemap.GoRoutineMap
 
@@ -412,30 +417,28 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 			// End of the provision + binding operation lifecycle, cache will be cleaned by "RecordMetric"
 			// [Unit test 12-1, 12-2, 12-4]
 			metrics.RecordMetric(claimKey, &ctrl.operationTimestamps, nil)
+			ctrl.recordClaimBound(claim, metrics.BindPathMatched)
 			return nil
 		}
 	} else /* pvc.Spec.VolumeName != nil */ {
 		// [Unit test set 2]
 		// User asked for a specific PV.
 		logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume requested", "PVC", klog.KObj(claim), "volumeName", claim.Spec.VolumeName)
-		obj, found, err := ctrl.volumes.store.GetByKey(claim.Spec.VolumeName)
+		volume, found, err := ctrl.getRequestedVolume(logger, claim.Spec.VolumeName)
 		if err != nil {
 			return err
 		}
 		if !found {
 			// User asked for a PV that does not exist.
 			// OBSERVATION: pvc is "Pending"
-			// Retry later.
-			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim， volume requested and not found, will try again next time", "PVC", klog.KObj(claim), "volumeName", claim.Spec.VolumeName)
+			// Retry when the volume is added (enqueueClaimsForVolume).
+			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim， volume requested and not found, will try again when it is created", "PVC", klog.KObj(claim), "volumeName", claim.Spec.VolumeName)
+			ctrl.reportMissingVolume(claim)
 			if _, err = ctrl.updateClaimStatus(ctx, claim, v1.ClaimPending, nil); err != nil {
 				return err
 			}
 			return nil
 		} else {
-			volume, ok := obj.(*v1.PersistentVolume)
-			if !ok {
-				return fmt.Errorf("cannot convert object from volume cache to volume %q!?: %+v", claim.Spec.VolumeName, obj)
-			}
 			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume requested and found", "PVC", klog.KObj(claim), "volumeName", claim.Spec.VolumeName, "volumeStatus", getVolumeStatusForLogging(volume))
 			if volume.Spec.ClaimRef == nil {
 				// User asked for a PV that is not claimed
@@ -454,6 +457,8 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 					// On any error saving the volume or the claim, subsequent
 					// syncClaim will finish the binding.
 					return err
+				} else {
+					ctrl.recordClaimBound(claim, metrics.BindPathPrebound)
 				}
 				// OBSERVATION: pvc is "Bound", pv is "Bound"
 				return nil
@@ -466,6 +471,7 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 				if err = ctrl.bind(ctx, volume, claim); err != nil {
 					return err
 				}
+				ctrl.recordClaimBound(claim, metrics.BindPathPrebound)
 				// OBSERVATION: pvc is "Bound", pv is "Bound"
 				return nil
 			} else {
@@ -600,6 +606,10 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 				// condition in the next call to this method
 				return err
 			}
+			// The claim may have been synced (and left Pending) before this
+			// volume existed: sync it now rather than at the next resync.
+			metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeChanged).Inc()
+			ctrl.claimQueue.Add(claimrefToClaimKey(volume.Spec.ClaimRef))
 			return nil
 		}
 		logger.V(4).Info("Synchronizing PersistentVolume, volume is bound to claim", "PVC", klog.KRef(volume.Spec.ClaimRef.Namespace, volume.Spec.ClaimRef.Name), "volumeName", volume.Name)

@@ -111,8 +111,14 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 	logger := klog.FromContext(ctx)
 	_, err := p.VolumeInformer.Informer().AddEventHandlerWithOptions(
 		cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { controller.enqueueWork(ctx, controller.volumeQueue, obj) },
-			UpdateFunc: func(oldObj, newObj interface{}) { controller.enqueueWork(ctx, controller.volumeQueue, newObj) },
+			AddFunc: func(obj interface{}) {
+				controller.enqueueWork(ctx, controller.volumeQueue, obj)
+				controller.enqueueClaimsForVolume(ctx, obj)
+			},
+			UpdateFunc: func(oldObj, newObj interface{}) {
+				controller.enqueueWork(ctx, controller.volumeQueue, newObj)
+				controller.enqueueClaimsForVolume(ctx, newObj)
+			},
 			DeleteFunc: func(obj interface{}) { controller.enqueueWork(ctx, controller.volumeQueue, obj) },
 		},
 		cache.HandlerOptions{Logger: &logger},
@@ -136,6 +142,10 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 	}
 	controller.claimLister = p.ClaimInformer.Lister()
 	controller.claimListerSynced = p.ClaimInformer.Informer().HasSynced
+	if err := p.ClaimInformer.Informer().AddIndexers(cache.Indexers{claimVolumeNameIndex: claimVolumeNameIndexFunc}); err != nil {
+		return nil, fmt.Errorf("could not add claim volumeName index: %w", err)
+	}
+	controller.claimIndexer = p.ClaimInformer.Informer().GetIndexer()
 
 	controller.classLister = p.ClassInformer.Lister()
 	controller.classListerSynced = p.ClassInformer.Informer().HasSynced
@@ -300,6 +310,7 @@ func (ctrl *PersistentVolumeController) deleteClaim(ctx context.Context, claim *
 		logger.Error(err, "Claim deletion encountered", "PVC", klog.KObj(claim))
 	}
 	claimKey := claimToClaimKey(claim)
+	ctrl.missingVolumeEvents.forget(claim)
 	logger.V(4).Info("Claim deleted", "PVC", klog.KObj(claim))
 	// clean any possible unfinished provision start timestamp from cache
 	// Unit test [5-8] [5-9]
