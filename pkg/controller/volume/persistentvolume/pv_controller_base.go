@@ -64,8 +64,13 @@ import (
 // ControllerParameters contains arguments for creation of a new
 // PersistentVolume controller.
 type ControllerParameters struct {
-	KubeClient                clientset.Interface
-	SyncPeriod                time.Duration
+	KubeClient clientset.Interface
+	// SyncPeriod is how often claims and volumes that are not settled
+	// (not Bound) are synced again.
+	SyncPeriod time.Duration
+	// FullResyncPeriod is how often every claim and volume, settled or not,
+	// is synced again, as a safety net for missed events. 0 disables it.
+	FullResyncPeriod          time.Duration
 	VolumePlugins             []vol.VolumePlugin
 	VolumeInformer            coreinformers.PersistentVolumeInformer
 	ClaimInformer             coreinformers.PersistentVolumeClaimInformer
@@ -99,6 +104,7 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volumes"},
 		),
 		resyncPeriod:        p.SyncPeriod,
+		fullResyncPeriod:    p.FullResyncPeriod,
 		operationTimestamps: metrics.NewOperationStartTimeCache(),
 		conflictRateLimiter: newConflictRateLimiter(),
 	}
@@ -360,6 +366,22 @@ func (ctrl *PersistentVolumeController) Run(ctx context.Context) {
 	wg.Go(func() {
 		wait.Until(func() { ctrl.resync(ctx) }, ctrl.resyncPeriod, ctx.Done())
 	})
+	if ctrl.fullResyncPeriod > 0 {
+		wg.Go(func() {
+			// Unlike resync, not at start: the informers' initial lists
+			// have just queued everything.
+			ticker := time.NewTicker(ctrl.fullResyncPeriod)
+			defer ticker.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-ticker.C:
+					ctrl.fullResync(ctx)
+				}
+			}
+		})
+	}
 	wg.Go(func() {
 		wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second)
 	})
@@ -651,32 +673,6 @@ func (ctrl *PersistentVolumeController) syncClaimByKey(ctx context.Context, key 
 	}
 	ctrl.deleteClaim(ctx, claim)
 	return nil
-}
-
-// resync supplements short resync period of shared informers - we don't want
-// all consumers of PV/PVC shared informer to have a short resync period,
-// therefore we do our own.
-func (ctrl *PersistentVolumeController) resync(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	logger.V(4).Info("Resyncing PV controller")
-
-	pvcs, err := ctrl.claimLister.List(labels.NewSelector())
-	if err != nil {
-		logger.Info("Cannot list claims", "err", err)
-		return
-	}
-	for _, pvc := range pvcs {
-		ctrl.enqueueWork(ctx, ctrl.claimQueue, pvc)
-	}
-
-	pvs, err := ctrl.volumeLister.List(labels.NewSelector())
-	if err != nil {
-		logger.Info("Cannot list persistent volumes", "err", err)
-		return
-	}
-	for _, pv := range pvs {
-		ctrl.enqueueWork(ctx, ctrl.volumeQueue, pv)
-	}
 }
 
 // setClaimProvisioner saves

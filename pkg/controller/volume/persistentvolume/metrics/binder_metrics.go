@@ -34,6 +34,10 @@ const (
 	RequeueError = "error"
 	// RequeueVolumeChanged is a claim queued because the volume it names was added or changed.
 	RequeueVolumeChanged = "volume-changed"
+	// RequeueResync is an unsettled claim or volume queued by the periodic resync.
+	RequeueResync = "resync"
+	// RequeueFullResync is any claim or volume queued by the full resync.
+	RequeueFullResync = "full-resync"
 )
 
 // Values of the "path" label of ClaimBindDuration.
