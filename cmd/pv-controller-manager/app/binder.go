@@ -52,6 +52,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState) error 
 	ctrl, err := persistentvolumecontroller.NewController(ctx, persistentvolumecontroller.ControllerParameters{
 		KubeClient:                binderClient,
 		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
+		FullResyncPeriod:          c.FullResyncPeriod,
 		VolumePlugins:             plugins,
 		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
 		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),

@@ -19,6 +19,8 @@ type Config struct {
 	Generic cmconfig.GenericControllerManagerConfiguration
 	// PersistentVolumeBinderController is KCM's binder configuration (sync period, volume plugins).
 	PersistentVolumeBinderController persistentvolumeconfig.PersistentVolumeBinderControllerConfiguration
+	// FullResyncPeriod re-queues every claim and volume; 0 disables it.
+	FullResyncPeriod time.Duration
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo

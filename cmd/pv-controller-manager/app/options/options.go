@@ -80,10 +80,17 @@ type PVControllerManagerOptions struct {
 	Logs                             *logs.Options
 	ComponentGlobalsRegistry         basecompatibility.ComponentGlobalsRegistry
 
+	// FullResyncPeriod is new here (KCM has no equivalent): how often every claim and volume is
+	// re-queued, while --pvclaimbinder-sync-period re-queues only unsettled ones.
+	FullResyncPeriod time.Duration
+
 	Master                    string
 	ControllerShutdownTimeout time.Duration
 	ShowVersion               bool
 }
+
+// DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
+const DefaultFullResyncPeriod = 5 * time.Minute
 
 // NewPVControllerManagerOptions returns options with KCM's defaults, except DeviationsFromKCM.
 func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
@@ -110,6 +117,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		Logs:                      logs.NewOptions(),
 		ComponentGlobalsRegistry:  registry,
 		ControllerShutdownTimeout: 10 * time.Second,
+		FullResyncPeriod:          DefaultFullResyncPeriod,
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -134,7 +142,11 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	s.SecureServing.AddFlags(fss.FlagSet("secure serving"))
 	s.Authentication.AddFlags(fss.FlagSet("authentication"))
 	s.Authorization.AddFlags(fss.FlagSet("authorization"))
-	s.PersistentVolumeBinderController.AddFlags(fss.FlagSet(BinderControllerName))
+	binderFlags := fss.FlagSet(BinderControllerName)
+	s.PersistentVolumeBinderController.AddFlags(binderFlags)
+	binderFlags.DurationVar(&s.FullResyncPeriod, "pvclaimbinder-full-resync-period", s.FullResyncPeriod,
+		"The period for re-queueing every persistent volume and claim, bound or not, as a safety net for missed events. "+
+			"--pvclaimbinder-sync-period re-queues only those not yet bound. 0 disables the full resync.")
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -234,6 +246,12 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	if cfg.PVClaimBinderSyncPeriod.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-sync-period must be positive, got %s", cfg.PVClaimBinderSyncPeriod.Duration))
 	}
+	switch {
+	case s.FullResyncPeriod < 0:
+		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period must be 0 (disabled) or positive, got %s", s.FullResyncPeriod))
+	case s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration:
+		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period (%s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (%s)", s.FullResyncPeriod, cfg.PVClaimBinderSyncPeriod.Duration))
+	}
 	recycler := cfg.VolumeConfiguration.PersistentVolumeRecyclerConfiguration
 	for flag, value := range map[string]int32{
 		"--pv-recycler-minimum-timeout-nfs":        recycler.MinimumTimeoutNFS,
@@ -302,6 +320,7 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 	if err := s.PersistentVolumeBinderController.ApplyTo(&c.PersistentVolumeBinderController); err != nil {
 		return err
 	}
+	c.FullResyncPeriod = s.FullResyncPeriod
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err
 	}

@@ -107,6 +107,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--secure-port=10300", "--bind-address=127.0.0.1",
 		"--controller-shutdown-timeout=5s",
 		"--min-resync-period=6h",
+		"--pvclaimbinder-full-resync-period=30m",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -143,6 +144,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"bind address", s.SecureServing.BindAddress.String(), "127.0.0.1"},
 		{"shutdown timeout", s.ControllerShutdownTimeout, 5 * time.Second},
 		{"min resync", got.MinResyncPeriod.Duration, 6 * time.Hour},
+		{"full resync", s.FullResyncPeriod, 30 * time.Minute},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -181,6 +183,9 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "negative shutdown timeout", argv: []string{"--controller-shutdown-timeout=-1s"}, wantErr: []string{"--controller-shutdown-timeout"}},
 		{name: "bad secure port", argv: []string{"--secure-port=70000"}, wantErr: []string{"--secure-port"}},
 		{name: "secure serving off", argv: []string{"--secure-port=0"}},
+		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
+		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
+		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
