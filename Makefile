@@ -36,3 +36,28 @@ update: ## Regenerate the vendored controller from patches/UPSTREAM + patches/se
 .PHONY: clean
 clean: ## Remove build output
 	rm -rf $(BIN_DIR) _output
+
+.PHONY: tools
+tools: ## Build etcd, kube-apiserver, KCM, kube-scheduler, kwok, kwokctl, ginkgo from Go modules (cached)
+	hack/build-tools.sh
+
+.PHONY: local-up
+local-up: ## Local kwokctl cluster (KCM without its binder) + pv-controller-manager; ARM=upstream for KCM's binder
+	hack/local-up.sh
+
+.PHONY: local-down
+local-down: ## Stop pv-controller-manager and delete the local cluster
+	hack/local-down.sh
+
+DEMO_COUNT ?= 300
+DEMO_CONCURRENCY ?= 50
+.PHONY: demo
+demo: ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod, progress and latency summary
+	hack/local-up.sh
+	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
+	$(BIN_DIR)/pv-load --kubeconfig _output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig --scenario prebound \
+		--with-pods --count $(DEMO_COUNT) --concurrency $(DEMO_CONCURRENCY)
+
+.PHONY: bench
+bench: ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm (hack/bench.sh)
+	hack/bench.sh

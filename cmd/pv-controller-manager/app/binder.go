@@ -53,6 +53,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState) error 
 		KubeClient:                binderClient,
 		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
 		FullResyncPeriod:          c.FullResyncPeriod,
+		ConcurrentSyncs:           c.ConcurrentSyncs,
 		VolumePlugins:             plugins,
 		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
 		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),

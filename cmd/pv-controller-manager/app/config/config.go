@@ -21,6 +21,8 @@ type Config struct {
 	PersistentVolumeBinderController persistentvolumeconfig.PersistentVolumeBinderControllerConfiguration
 	// FullResyncPeriod re-queues every claim and volume; 0 disables it.
 	FullResyncPeriod time.Duration
+	// ConcurrentSyncs is the number of claim workers and of volume workers.
+	ConcurrentSyncs int
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo

@@ -83,6 +83,8 @@ type PVControllerManagerOptions struct {
 	// FullResyncPeriod is new here (KCM has no equivalent): how often every claim and volume is
 	// re-queued, while --pvclaimbinder-sync-period re-queues only unsettled ones.
 	FullResyncPeriod time.Duration
+	// ConcurrentSyncs is new here: claim workers and volume workers, work on one volume serialised.
+	ConcurrentSyncs int
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
@@ -91,6 +93,9 @@ type PVControllerManagerOptions struct {
 
 // DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
 const DefaultFullResyncPeriod = 5 * time.Minute
+
+// DefaultConcurrentSyncs is the default of --pvclaimbinder-concurrent-syncs (docs/parallel-workers.md).
+const DefaultConcurrentSyncs = 16
 
 // NewPVControllerManagerOptions returns options with KCM's defaults, except DeviationsFromKCM.
 func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
@@ -118,6 +123,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		ComponentGlobalsRegistry:  registry,
 		ControllerShutdownTimeout: 10 * time.Second,
 		FullResyncPeriod:          DefaultFullResyncPeriod,
+		ConcurrentSyncs:           DefaultConcurrentSyncs,
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -147,6 +153,9 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	binderFlags.DurationVar(&s.FullResyncPeriod, "pvclaimbinder-full-resync-period", s.FullResyncPeriod,
 		"The period for re-queueing every persistent volume and claim, bound or not, as a safety net for missed events. "+
 			"--pvclaimbinder-sync-period re-queues only those not yet bound. 0 disables the full resync.")
+	binderFlags.IntVar(&s.ConcurrentSyncs, "pvclaimbinder-concurrent-syncs", s.ConcurrentSyncs,
+		"The number of claim workers and of volume workers. All work on one volume is serialised, and claims without "+
+			"spec.volumeName are matched one at a time, so no volume is bound twice. 1 behaves like the upstream controller.")
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -252,6 +261,9 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	case s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration:
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period (%s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (%s)", s.FullResyncPeriod, cfg.PVClaimBinderSyncPeriod.Duration))
 	}
+	if s.ConcurrentSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--pvclaimbinder-concurrent-syncs must be at least 1, got %d", s.ConcurrentSyncs))
+	}
 	recycler := cfg.VolumeConfiguration.PersistentVolumeRecyclerConfiguration
 	for flag, value := range map[string]int32{
 		"--pv-recycler-minimum-timeout-nfs":        recycler.MinimumTimeoutNFS,
@@ -321,6 +333,7 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 		return err
 	}
 	c.FullResyncPeriod = s.FullResyncPeriod
+	c.ConcurrentSyncs = s.ConcurrentSyncs
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err
 	}

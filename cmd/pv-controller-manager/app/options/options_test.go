@@ -108,6 +108,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--controller-shutdown-timeout=5s",
 		"--min-resync-period=6h",
 		"--pvclaimbinder-full-resync-period=30m",
+		"--pvclaimbinder-concurrent-syncs=4",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -145,6 +146,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"shutdown timeout", s.ControllerShutdownTimeout, 5 * time.Second},
 		{"min resync", got.MinResyncPeriod.Duration, 6 * time.Hour},
 		{"full resync", s.FullResyncPeriod, 30 * time.Minute},
+		{"workers", s.ConcurrentSyncs, 4},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -183,6 +185,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "negative shutdown timeout", argv: []string{"--controller-shutdown-timeout=-1s"}, wantErr: []string{"--controller-shutdown-timeout"}},
 		{name: "bad secure port", argv: []string{"--secure-port=70000"}, wantErr: []string{"--secure-port"}},
 		{name: "secure serving off", argv: []string{"--secure-port=0"}},
+		{name: "zero workers", argv: []string{"--pvclaimbinder-concurrent-syncs=0"}, wantErr: []string{"--pvclaimbinder-concurrent-syncs must be at least 1"}},
 		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
 		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
 		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},

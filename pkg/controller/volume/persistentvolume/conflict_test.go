@@ -53,6 +53,13 @@ type runningController struct {
 
 func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {
 	t.Helper()
+	return startRunningControllerWithWorkers(t, 1, volumes, claims, errors)
+}
+
+// startRunningControllerWithWorkers is startRunningController with the given
+// number of claim workers and of volume workers.
+func startRunningControllerWithWorkers(t *testing.T, workers int, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {
+	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 
@@ -86,8 +93,12 @@ func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims
 	informerFactory.WaitForCacheSync(ctx.Done())
 	ctrl.initializeCaches(logger, ctrl.volumeLister, ctrl.claimLister)
 	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
-	wg.Go(func() { wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second) })
-	wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
+	ctrl.workers = workers
+	ctrl.syncLocks = newSyncLocks(workers)
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second) })
+		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
+	}
 	t.Cleanup(func() {
 		cancel()
 		ctrl.claimQueue.ShutDown()

@@ -186,15 +186,16 @@ type PersistentVolumeController struct {
 	volumes persistentVolumeOrderedIndex
 	claims  cache.Store
 
-	// Work queues of claims and volumes to process. Every queue should have
-	// exactly one worker thread, especially syncClaim() is not reentrant.
-	// Two syncClaims could bind two different claims to the same volume or one
-	// claim to two volumes. The controller would recover from this (due to
-	// version errors in API server and other checks in this controller),
-	// however overall speed of multi-worker controller would be lower than if
-	// it runs single thread only.
+	// Work queues of claims and volumes to process. syncClaim() is not
+	// reentrant: two syncClaims could bind two different claims to the same
+	// volume or one claim to two volumes. With more than one worker per queue,
+	// syncLocks serialises all work on one volume and all matching of claims
+	// that do not name a volume; a key is never synced twice at once.
 	claimQueue  workqueue.TypedRateLimitingInterface[string]
 	volumeQueue workqueue.TypedRateLimitingInterface[string]
+	// workers is the number of claim workers and of volume workers.
+	workers   int
+	syncLocks *syncLocks
 
 	// conflictRateLimiter delays retries of keys whose sync failed with a
 	// conflict, per key only (see handleSyncResult).

@@ -70,7 +70,10 @@ type ControllerParameters struct {
 	SyncPeriod time.Duration
 	// FullResyncPeriod is how often every claim and volume, settled or not,
 	// is synced again, as a safety net for missed events. 0 disables it.
-	FullResyncPeriod          time.Duration
+	FullResyncPeriod time.Duration
+	// ConcurrentSyncs is the number of claim workers and of volume workers
+	// (see syncLocks). 0 means 1, the upstream default.
+	ConcurrentSyncs           int
 	VolumePlugins             []vol.VolumePlugin
 	VolumeInformer            coreinformers.PersistentVolumeInformer
 	ClaimInformer             coreinformers.PersistentVolumeClaimInformer
@@ -105,6 +108,8 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		),
 		resyncPeriod:        p.SyncPeriod,
 		fullResyncPeriod:    p.FullResyncPeriod,
+		workers:             max(1, p.ConcurrentSyncs),
+		syncLocks:           newSyncLocks(max(1, p.ConcurrentSyncs)),
 		operationTimestamps: metrics.NewOperationStartTimeCache(),
 		conflictRateLimiter: newConflictRateLimiter(),
 	}
@@ -382,12 +387,14 @@ func (ctrl *PersistentVolumeController) Run(ctx context.Context) {
 			}
 		})
 	}
-	wg.Go(func() {
-		wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second)
-	})
-	wg.Go(func() {
-		wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second)
-	})
+	for range ctrl.workers {
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second)
+		})
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second)
+		})
+	}
 	<-ctx.Done()
 }
 
@@ -562,7 +569,9 @@ func (ctrl *PersistentVolumeController) processNextVolumeWorkItem(ctx context.Co
 	}
 	defer ctrl.volumeQueue.Done(key)
 
+	unlock := ctrl.syncLocks.lockVolume(key)
 	err := ctrl.syncVolumeByKey(ctx, key)
+	unlock()
 	ctrl.handleSyncResult(ctx, ctrl.volumeQueue, metrics.VolumeQueue, key, err)
 	return true
 }
@@ -626,7 +635,9 @@ func (ctrl *PersistentVolumeController) processNextClaimWorkItem(ctx context.Con
 	}
 	defer ctrl.claimQueue.Done(key)
 
+	unlock := ctrl.lockClaim(key)
 	err := ctrl.syncClaimByKey(ctx, key)
+	unlock()
 	ctrl.handleSyncResult(ctx, ctrl.claimQueue, metrics.ClaimQueue, key, err)
 	return true
 }

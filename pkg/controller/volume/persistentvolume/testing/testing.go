@@ -556,6 +556,28 @@ func (r *VolumeReactor) MarkVolumeAvailable(name string) {
 	}
 }
 
+// Volumes returns copies of all volumes in the simulated API server.
+func (r *VolumeReactor) Volumes() []*v1.PersistentVolume {
+	r.lock.RLock()
+	defer r.lock.RUnlock()
+	volumes := make([]*v1.PersistentVolume, 0, len(r.volumes))
+	for _, volume := range r.volumes {
+		volumes = append(volumes, volume.DeepCopy())
+	}
+	return volumes
+}
+
+// Claims returns copies of all claims in the simulated API server.
+func (r *VolumeReactor) Claims() []*v1.PersistentVolumeClaim {
+	r.lock.RLock()
+	defer r.lock.RUnlock()
+	claims := make([]*v1.PersistentVolumeClaim, 0, len(r.claims))
+	for _, claim := range r.claims {
+		claims = append(claims, claim.DeepCopy())
+	}
+	return claims
+}
+
 // NewVolumeReactor creates a volume reactor.
 func NewVolumeReactor(ctx context.Context, client *fake.Clientset, fakeVolumeWatch, fakeClaimWatch *watch.FakeWatcher, errors []ReactorError) *VolumeReactor {
 	reactor := &VolumeReactor{

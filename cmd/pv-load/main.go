@@ -1,0 +1,96 @@
+// Command pv-load creates a static PV/PVC workload on a cluster and reports claim->Bound
+// latencies (see pkg/loadgen). Used by `make demo` and `make bench`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fastpv/pv-controller-manager/pkg/loadgen"
+)
+
+func main() {
+	var (
+		kubeconfig = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+		cfg        loadgen.Config
+		qps        = flag.Float64("qps", 1000, "client QPS (burst is the same)")
+		jsonOut    = flag.String("json", "", "write the result (summary and samples) as JSON to this file")
+		cleanup    = flag.Bool("cleanup", true, "delete the objects after the run")
+		noProgress = flag.Bool("quiet", false, "no progress bar")
+	)
+	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | pvc-first | matched")
+	flag.StringVar(&cfg.Namespace, "namespace", "pv-load", "namespace of the claims (created if missing)")
+	flag.StringVar(&cfg.Prefix, "prefix", "load", "name prefix and loadgen label value of the objects")
+	flag.IntVar(&cfg.Count, "count", 300, "number of PV/PVC pairs")
+	flag.IntVar(&cfg.Concurrency, "concurrency", 50, "concurrent clients creating objects")
+	flag.DurationVar(&cfg.PVDelay, "pv-delay", 3*time.Second, "pvc-first: delay between the claims and their volumes")
+	flag.BoolVar(&cfg.WithPods, "with-pods", false, "prebound: also create a Pod per claim")
+	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up waiting for Bound after this long")
+	flag.Parse()
+	if err := run(*kubeconfig, cfg, float32(*qps), *jsonOut, *cleanup, !*noProgress); err != nil {
+		fmt.Fprintln(os.Stderr, "pv-load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cleanup, progress bool) error {
+	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	restConfig.QPS, restConfig.Burst = qps, int(qps)
+	restConfig.UserAgent = "pv-load"
+	client, err := clientset.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cfg.Namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if progress {
+		cfg.Progress = os.Stderr
+	}
+	result, err := loadgen.Run(ctx, client, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Println(result.Summary())
+	verifyErr := loadgen.Verify(ctx, client, cfg)
+	if verifyErr == nil {
+		fmt.Println("verify: every volume is bound to exactly its own claim")
+	}
+	if jsonOut != "" {
+		data, err := json.MarshalIndent(result, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if cleanup {
+		if err := loadgen.Cleanup(context.Background(), client, cfg); err != nil {
+			return fmt.Errorf("cleanup: %w", err)
+		}
+	}
+	if result.Unbound > 0 {
+		return fmt.Errorf("%d claims were not Bound within %s", result.Unbound, cfg.Timeout)
+	}
+	return verifyErr
+}

@@ -1,0 +1,415 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// Scenario names.
+const (
+	ScenarioPrebound = "prebound"
+	ScenarioPVCFirst = "pvc-first"
+	ScenarioMatched  = "matched"
+)
+
+// Config describes one run.
+type Config struct {
+	Scenario    string
+	Namespace   string
+	Prefix      string // object names are Prefix-00001 ...
+	Count       int
+	Concurrency int
+	// PVDelay is how long pvc-first waits after the last claim before creating the volumes.
+	PVDelay time.Duration
+	// WithPods also creates one Pod per claim (prebound scenario), scheduled on any node.
+	WithPods bool
+	// Timeout bounds the wait for all claims to be Bound.
+	Timeout time.Duration
+	// Progress, if set, receives a progress line about every 500 ms.
+	Progress io.Writer
+}
+
+// Sample is one claim's measurement.
+type Sample struct {
+	Claim   string        `json:"claim"`
+	Latency time.Duration `json:"latencyNs"`
+}
+
+// Result is what Run measured.
+type Result struct {
+	Scenario string `json:"scenario"`
+	Count    int    `json:"count"`
+	// Samples, sorted by latency, for the claims that became Bound.
+	Samples []Sample `json:"samples"`
+	// TimeToAllBound is from the first create call to the last claim Bound.
+	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
+	// Unbound counts the claims not Bound when Timeout expired.
+	Unbound int `json:"unbound"`
+}
+
+// Percentile returns the p-th percentile (0 < p <= 100) of the bound claims' latencies.
+func (r *Result) Percentile(p float64) time.Duration {
+	if len(r.Samples) == 0 {
+		return 0
+	}
+	i := int(float64(len(r.Samples))*p/100+0.5) - 1
+	i = max(0, min(i, len(r.Samples)-1))
+	return r.Samples[i].Latency
+}
+
+// Summary is one line with p50/p90/p99/max and time to all bound.
+func (r *Result) Summary() string {
+	return fmt.Sprintf("%s: %d/%d bound; claim->Bound p50 %s p90 %s p99 %s max %s; all bound after %s",
+		r.Scenario, len(r.Samples), r.Count,
+		r.Percentile(50).Round(time.Millisecond), r.Percentile(90).Round(time.Millisecond),
+		r.Percentile(99).Round(time.Millisecond), r.Percentile(100).Round(time.Millisecond),
+		r.TimeToAllBound.Round(time.Millisecond))
+}
+
+func (c *Config) name(i int) string { return fmt.Sprintf("%s-%05d", c.Prefix, i) }
+
+// Volume returns the i-th volume of the run. The pvc-first and prebound claims name it.
+func (c *Config) Volume(i int) *v1.PersistentVolume {
+	return &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Labels: map[string]string{"loadgen": c.Prefix}},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource: v1.PersistentVolumeSource{
+				HostPath: &v1.HostPathVolumeSource{Path: "/tmp/" + c.name(i)},
+			},
+		},
+	}
+}
+
+// Claim returns the i-th claim; it names its volume unless the scenario is matched.
+func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
+	claim := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Namespace: c.Namespace, Labels: map[string]string{"loadgen": c.Prefix}},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			StorageClassName: ptr.To(""),
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if c.Scenario != ScenarioMatched {
+		claim.Spec.VolumeName = c.name(i)
+	}
+	return claim
+}
+
+// Pod returns the i-th pod, which mounts the i-th claim.
+func (c *Config) Pod(i int) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Namespace: c.Namespace, Labels: map[string]string{"loadgen": c.Prefix}},
+		Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+				VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: c.name(i)}}}},
+			// kwok nodes carry this taint; real nodes ignore the toleration.
+			Tolerations: []v1.Toleration{{Key: "kwok.x-k8s.io/node", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}},
+		},
+	}
+}
+
+// Run creates the workload and waits until every claim is Bound or Timeout expires.
+func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, error) {
+	if cfg.Count <= 0 || cfg.Concurrency <= 0 || cfg.Namespace == "" || cfg.Prefix == "" {
+		return nil, fmt.Errorf("loadgen: count, concurrency, namespace and prefix are required")
+	}
+	tracker := newBindTracker(cfg.Count)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := tracker.watch(watchCtx, client, cfg.Namespace, cfg.Prefix); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	var err error
+	switch cfg.Scenario {
+	case ScenarioPrebound:
+		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+			if err := createVolume(ctx, client, cfg.Volume(i)); err != nil {
+				return err
+			}
+			tracker.started(cfg.name(i), time.Now())
+			if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
+				return err
+			}
+			if cfg.WithPods {
+				_, err := client.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.Pod(i), metav1.CreateOptions{})
+				return err
+			}
+			return nil
+		})
+	case ScenarioPVCFirst:
+		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createClaim(ctx, client, cfg.Claim(i)) })
+		if err == nil {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(cfg.PVDelay):
+			}
+			start = time.Now()
+			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+				tracker.started(cfg.name(i), time.Now())
+				return createVolume(ctx, client, cfg.Volume(i))
+			})
+		}
+	case ScenarioMatched:
+		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createVolume(ctx, client, cfg.Volume(i)) })
+		if err == nil {
+			start = time.Now()
+			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+				tracker.started(cfg.name(i), time.Now())
+				return createClaim(ctx, client, cfg.Claim(i))
+			})
+		}
+	default:
+		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioPVCFirst, ScenarioMatched)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	waitCtx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	ticker := time.NewTicker(500 * time.Millisecond)
+	defer ticker.Stop()
+	for done := false; !done; {
+		select {
+		case <-tracker.allBound:
+			done = true
+		case <-waitCtx.Done():
+			done = true
+		case <-ticker.C:
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "\r%s %s", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
+			}
+		}
+	}
+	if cfg.Progress != nil {
+		fmt.Fprintf(cfg.Progress, "\r%s %s\n", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
+	}
+	return tracker.result(cfg, start), nil
+}
+
+func progressBar(done, total int) string {
+	const width = 40
+	filled := width * done / max(total, 1)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = '.'
+		if i < filled {
+			bar[i] = '#'
+		}
+	}
+	return fmt.Sprintf("[%s] %d/%d bound", bar, done, total)
+}
+
+func createVolume(ctx context.Context, client clientset.Interface, pv *v1.PersistentVolume) error {
+	_, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	return err
+}
+
+func createClaim(ctx context.Context, client clientset.Interface, pvc *v1.PersistentVolumeClaim) error {
+	_, err := client.CoreV1().PersistentVolumeClaims(pvc.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
+	return err
+}
+
+// forEach runs fn(1..n) on `workers` goroutines and returns the first error.
+func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
+	next := atomic.Int64{}
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1))
+				if i > n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// bindTracker records, from a watch on the claims, when each claim is first seen Bound.
+type bindTracker struct {
+	lock     sync.Mutex
+	start    map[string]time.Time
+	bound    map[string]time.Time
+	expected int
+	count    atomic.Int64
+	allBound chan struct{}
+}
+
+func newBindTracker(expected int) *bindTracker {
+	return &bindTracker{start: map[string]time.Time{}, bound: map[string]time.Time{}, expected: expected, allBound: make(chan struct{})}
+}
+
+func (t *bindTracker) started(name string, at time.Time) {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	t.start[name] = at
+}
+
+func (t *bindTracker) observe(claim *v1.PersistentVolumeClaim, at time.Time) {
+	if claim.Status.Phase != v1.ClaimBound {
+		return
+	}
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	if _, seen := t.bound[claim.Name]; seen {
+		return
+	}
+	t.bound[claim.Name] = at
+	if int(t.count.Add(1)) == t.expected {
+		close(t.allBound)
+	}
+}
+
+func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, namespace, prefix string) error {
+	selector := "loadgen=" + prefix
+	w, err := client.CoreV1().PersistentVolumeClaims(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return fmt.Errorf("watching claims: %w", err)
+	}
+	go func() {
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					// The watch closed (timeout on a long run): pick up where it was.
+					if ctx.Err() == nil {
+						_ = t.watch(ctx, client, namespace, prefix)
+					}
+					return
+				}
+				if ev.Type == watch.Added || ev.Type == watch.Modified {
+					if claim, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
+						t.observe(claim, time.Now())
+					}
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	r := &Result{Scenario: cfg.Scenario, Count: cfg.Count}
+	var last time.Time
+	for name, at := range t.bound {
+		started, ok := t.start[name]
+		if !ok {
+			continue
+		}
+		latency := max(at.Sub(started), 0)
+		r.Samples = append(r.Samples, Sample{Claim: name, Latency: latency})
+		if at.After(last) {
+			last = at
+		}
+	}
+	slices.SortFunc(r.Samples, func(a, b Sample) int { return int(a.Latency - b.Latency) })
+	r.Unbound = cfg.Count - len(r.Samples)
+	if !last.IsZero() {
+		r.TimeToAllBound = last.Sub(firstCreate)
+	}
+	return r
+}
+
+// Verify checks the final state: every claim of the run is Bound to exactly one volume, every
+// volume of the run is Bound to exactly one claim, and the two sides agree (claimRef UID too).
+// For pre-bound scenarios each claim must have its own volume.
+func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
+	selector := metav1.ListOptions{LabelSelector: "loadgen=" + cfg.Prefix}
+	pvcs, err := client.CoreV1().PersistentVolumeClaims(cfg.Namespace).List(ctx, selector)
+	if err != nil {
+		return err
+	}
+	pvs, err := client.CoreV1().PersistentVolumes().List(ctx, selector)
+	if err != nil {
+		return err
+	}
+	volumes := map[string]*v1.PersistentVolume{}
+	for i := range pvs.Items {
+		volumes[pvs.Items[i].Name] = &pvs.Items[i]
+	}
+	claimsOfVolume := map[string]int{}
+	var problems []string
+	for i := range pvcs.Items {
+		claim := &pvcs.Items[i]
+		pv, ok := volumes[claim.Spec.VolumeName]
+		switch {
+		case claim.Status.Phase != v1.ClaimBound:
+			problems = append(problems, fmt.Sprintf("claim %s is %s", claim.Name, claim.Status.Phase))
+		case !ok:
+			problems = append(problems, fmt.Sprintf("claim %s names volume %q that is not part of the run", claim.Name, claim.Spec.VolumeName))
+		case pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Name != claim.Name || pv.Spec.ClaimRef.Namespace != claim.Namespace || pv.Spec.ClaimRef.UID != claim.UID:
+			problems = append(problems, fmt.Sprintf("claim %s names volume %s whose claimRef is %v", claim.Name, pv.Name, pv.Spec.ClaimRef))
+		case cfg.Scenario != ScenarioMatched && claim.Spec.VolumeName != claim.Name:
+			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to its own volume", claim.Name, claim.Spec.VolumeName))
+		}
+		claimsOfVolume[claim.Spec.VolumeName]++
+	}
+	for name, n := range claimsOfVolume {
+		if name != "" && n > 1 {
+			problems = append(problems, fmt.Sprintf("volume %s is named by %d claims", name, n))
+		}
+	}
+	if len(problems) > 0 {
+		slices.Sort(problems)
+		return fmt.Errorf("%d binding problems, first: %v", len(problems), problems[:min(5, len(problems))])
+	}
+	return nil
+}
+
+// Cleanup deletes the run's claims, pods and volumes and waits until the volumes are gone.
+func Cleanup(ctx context.Context, client clientset.Interface, cfg Config) error {
+	selector := metav1.ListOptions{LabelSelector: "loadgen=" + cfg.Prefix}
+	grace := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
+	if err := client.CoreV1().Pods(cfg.Namespace).DeleteCollection(ctx, grace, selector); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if err := client.CoreV1().PersistentVolumeClaims(cfg.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+		return err
+	}
+	if err := client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: selector.LabelSelector, FieldSelector: fields.Everything().String()})
+		return err == nil && len(pvs.Items) == 0, nil
+	})
+}
