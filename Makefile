@@ -61,3 +61,17 @@ demo: ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod
 .PHONY: bench
 bench: ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm (hack/bench.sh)
 	hack/bench.sh
+
+E2E_FLAGS ?= --label-filter='!slow'
+.PHONY: e2e
+e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
+	SYNC_PERIOD=5m hack/local-up.sh
+	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
+	hack/build-tools.sh ginkgo
+	cd test/e2e && GOWORK=off KUBECONFIG=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig \
+		E2E_LONG_SYNC_PERIOD=1 E2E_METRICS_URL=https://127.0.0.1:$${SECURE_PORT:-10267}/metrics E2E_PV_LOAD=$(BIN_DIR)/pv-load \
+		$(CURDIR)/_output/tools/bin/ginkgo -v --timeout=40m $(E2E_FLAGS) .
+
+.PHONY: e2e-slow
+e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
+	$(MAKE) e2e E2E_FLAGS=

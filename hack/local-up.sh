@@ -13,6 +13,7 @@
 #   AUDIT          1: write an apiserver audit log of PV/PVC writes (for the benchmark)
 #   PVCM_ARGS      extra flags for pv-controller-manager
 #   SECURE_PORT    our --secure-port (default 10267)
+#   SKIP_BUILD     1: use bin/pv-controller-manager as it is
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -35,7 +36,7 @@ case "${ARM}" in ours | upstream) ;; *)
 esac
 
 "${REPO_ROOT}/hack/build-tools.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl >/dev/null
-make -C "${REPO_ROOT}" --no-print-directory build >/dev/null
+[[ "${SKIP_BUILD:-0}" == "1" ]] || make -C "${REPO_ROOT}" --no-print-directory build >/dev/null
 
 kwokctl="${TOOLS_BIN}/kwokctl"
 kcm_args=(--extra-args "kube-controller-manager=kube-api-qps=${KUBE_API_QPS}"
