@@ -94,7 +94,7 @@ if [[ "${ARM}" == "ours" ]]; then
   echo $! >"${out}/pv-controller-manager.pid"
   for _ in $(seq 1 100); do
     if curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1 &&
-      KUBECONFIG="${out}/kubeconfig" kubectl -n kube-system get lease pv-controller-manager >/dev/null 2>&1; then
+      grep -q "Successfully acquired lease" "${out}/pv-controller-manager.log"; then
       break
     fi
     if ! kill -0 "$(cat "${out}/pv-controller-manager.pid")" 2>/dev/null; then

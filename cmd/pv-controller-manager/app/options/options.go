@@ -34,6 +34,8 @@ import (
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 	netutils "k8s.io/utils/net"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 )
 
@@ -89,6 +91,9 @@ type PVControllerManagerOptions struct {
 	Master                    string
 	ControllerShutdownTimeout time.Duration
 	ShowVersion               bool
+
+	// fullResyncFlag tells whether --pvclaimbinder-full-resync-period was given (see Validate).
+	fullResyncFlag *pflag.Flag
 }
 
 // DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
@@ -152,7 +157,9 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	s.PersistentVolumeBinderController.AddFlags(binderFlags)
 	binderFlags.DurationVar(&s.FullResyncPeriod, "pvclaimbinder-full-resync-period", s.FullResyncPeriod,
 		"The period for re-queueing every persistent volume and claim, bound or not, as a safety net for missed events. "+
-			"--pvclaimbinder-sync-period re-queues only those not yet bound. 0 disables the full resync.")
+			"--pvclaimbinder-sync-period re-queues only those not yet bound. 0 disables the full resync. "+
+			"Unset, it is 5m or the sync period if that is longer.")
+	s.fullResyncFlag = binderFlags.Lookup("pvclaimbinder-full-resync-period")
 	binderFlags.IntVar(&s.ConcurrentSyncs, "pvclaimbinder-concurrent-syncs", s.ConcurrentSyncs,
 		"The number of claim workers and of volume workers. All work on one volume is serialised, and claims without "+
 			"spec.volumeName are matched one at a time, so no volume is bound twice. 1 behaves like the upstream controller.")
@@ -254,6 +261,11 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	cfg := s.PersistentVolumeBinderController.PersistentVolumeBinderControllerConfiguration
 	if cfg.PVClaimBinderSyncPeriod.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-sync-period must be positive, got %s", cfg.PVClaimBinderSyncPeriod.Duration))
+	}
+	// An operator who only lengthens the sync period means "resync less", not "full resync more
+	// often than the sync": the default follows the sync period. An explicit shorter value is an error.
+	if (s.fullResyncFlag == nil || !s.fullResyncFlag.Changed) && s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration {
+		s.FullResyncPeriod = cfg.PVClaimBinderSyncPeriod.Duration
 	}
 	switch {
 	case s.FullResyncPeriod < 0:

@@ -185,6 +185,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "negative shutdown timeout", argv: []string{"--controller-shutdown-timeout=-1s"}, wantErr: []string{"--controller-shutdown-timeout"}},
 		{name: "bad secure port", argv: []string{"--secure-port=70000"}, wantErr: []string{"--secure-port"}},
 		{name: "secure serving off", argv: []string{"--secure-port=0"}},
+		{name: "long sync period, default full resync follows it", argv: []string{"--pvclaimbinder-sync-period=10m"}},
 		{name: "zero workers", argv: []string{"--pvclaimbinder-concurrent-syncs=0"}, wantErr: []string{"--pvclaimbinder-concurrent-syncs must be at least 1"}},
 		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
 		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
@@ -212,6 +213,19 @@ func TestValidateNamesTheFlag(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDefaultFullResyncFollowsLongSyncPeriod(t *testing.T) {
+	s, fs := newFlagSet(t)
+	if err := fs.Parse([]string{"--pvclaimbinder-sync-period=10m"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if s.FullResyncPeriod != 10*time.Minute {
+		t.Fatalf("full resync period = %s, want the sync period (10m)", s.FullResyncPeriod)
 	}
 }
 
