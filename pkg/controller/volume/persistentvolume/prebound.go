@@ -83,6 +83,39 @@ func (ctrl *PersistentVolumeController) enqueueClaimsForVolume(ctx context.Conte
 	}
 }
 
+// newVolumeAwaitedByClaim tells whether volume is new (phase Pending) and an
+// unbound claim names it and fits it, so that the claim's bind will make the
+// volume Bound; it queues that claim. If the claim goes away instead, its
+// deletion queues the volume again (deleteClaim), which then becomes
+// Available.
+func (ctrl *PersistentVolumeController) newVolumeAwaitedByClaim(logger klog.Logger, volume *v1.PersistentVolume) bool {
+	if ctrl.claimIndexer == nil || (volume.Status.Phase != v1.VolumePending && volume.Status.Phase != "") {
+		return false
+	}
+	claims, err := ctrl.claimIndexer.ByIndex(claimVolumeNameIndex, volume.Name)
+	if err != nil {
+		return false
+	}
+	for _, obj := range claims {
+		claim, ok := obj.(*v1.PersistentVolumeClaim)
+		if !ok || metav1.HasAnnotation(claim.ObjectMeta, storagehelpers.AnnBindCompleted) || claim.DeletionTimestamp != nil {
+			continue
+		}
+		if checkVolumeSatisfyClaim(volume, claim) != nil {
+			continue
+		}
+		key, err := controller.KeyFunc(claim)
+		if err != nil {
+			continue
+		}
+		logger.V(4).Info("New volume awaited by a claim that fits it, leaving the phase to the bind", "volumeName", volume.Name, "PVC", klog.KObj(claim))
+		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeChanged).Inc()
+		ctrl.claimQueue.Add(key)
+		return true
+	}
+	return false
+}
+
 // getRequestedVolume returns the volume a claim names, from the controller's
 // cache refreshed with the informer's copy when that is newer: the volume
 // worker may not have stored a new or changed volume yet when its claim is

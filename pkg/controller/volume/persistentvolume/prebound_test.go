@@ -140,3 +140,51 @@ func withBound(claim *v1.PersistentVolumeClaim, volumeName string) *v1.Persisten
 	bound.CreationTimestamp = claim.CreationTimestamp
 	return bound
 }
+
+// A new volume that a fitting claim names is not written Available first: the
+// claim's bind sets it Bound directly. Without such a claim it becomes
+// Available as before.
+func TestNewVolumeAwaitedByClaimSkipsAvailable(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := &fake.Clientset{}
+	ctrl, err := newTestController(ctx, client, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, noerrors)
+	awaited := newVolume("volume-a", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty)
+	lonely := newVolume("volume-n", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty)
+	tooSmall := newVolume("volume-s", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty)
+	reactor.AddVolumes([]*v1.PersistentVolume{awaited, lonely, tooSmall})
+	for _, claim := range []*v1.PersistentVolumeClaim{
+		newClaim("claim-a", "uid-a", "1Gi", "volume-a", v1.ClaimPending, nil),
+		newClaim("claim-s", "uid-s", "5Gi", "volume-s", v1.ClaimPending, nil),
+	} {
+		if err := ctrl.claimIndexer.Add(claim); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := ctrl.syncVolume(ctx, awaited); err != nil {
+		t.Fatal(err)
+	}
+	if writes := reactor.GetChangeCount(); writes != 0 {
+		t.Errorf("volume awaited by a fitting claim: %d writes, want 0", writes)
+	}
+	if key, _ := ctrl.claimQueue.Get(); key != "default/claim-a" {
+		t.Errorf("queued %q, want the awaiting claim default/claim-a", key)
+	}
+
+	for _, volume := range []*v1.PersistentVolume{lonely, tooSmall} {
+		if err := ctrl.syncVolume(ctx, volume); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reactor.CheckVolumes([]*v1.PersistentVolume{
+		awaited,
+		newVolume("volume-n", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+		newVolume("volume-s", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+	}); err != nil {
+		t.Error(err)
+	}
+}

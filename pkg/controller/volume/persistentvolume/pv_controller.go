@@ -591,6 +591,12 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 	if volume.Spec.ClaimRef == nil {
 		// Volume is unused
 		logger.V(4).Info("Synchronizing PersistentVolume, volume is unused", "volumeName", volume.Name)
+		if ctrl.newVolumeAwaitedByClaim(logger, volume) {
+			// A claim names this new volume and fits it: its bind sets the
+			// volume Bound directly. Marking it Available first would cost
+			// a write and delay that bind.
+			return nil
+		}
 		if _, err := ctrl.updateVolumePhase(ctx, volume, v1.VolumeAvailable, ""); err != nil {
 			// Nothing was saved; we will fall back into the same
 			// condition in the next call to this method
