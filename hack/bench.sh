@@ -46,7 +46,7 @@ for qps in ${QPS_LIST}; do
     for arm in ${ARMS}; do
       CLUSTER_NAME=bench hack/local-down.sh >/dev/null
       echo "=== ${scenario}, ${count} claims, ${arm}, binder QPS ${qps}, sync period ${sync}" | tee -a "${summary}"
-      CLUSTER_NAME=bench ARM="${arm}" KUBE_API_QPS="${qps}" KUBE_API_BURST="${qps}" SYNC_PERIOD="${sync}" AUDIT=1 SKIP_BUILD=1 \
+      CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="${arm}" KUBE_API_QPS="${qps}" KUBE_API_BURST="${qps}" SYNC_PERIOD="${sync}" AUDIT=1 SKIP_BUILD=1 \
         hack/local-up.sh >/dev/null
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
