@@ -7,7 +7,8 @@
 #
 # Environment: QPS_LIST ("1000"), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200),
 #   CONCURRENCY (50), SCENARIOS ("prebound pvc-first matched"), SYNC_PERIOD (15s; pvc-first: 60s),
-#   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>).
+#   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
+#   write counts, and no audit cost in the apiserver).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
@@ -46,7 +47,7 @@ for qps in ${QPS_LIST}; do
     for arm in ${ARMS}; do
       CLUSTER_NAME=bench hack/local-down.sh >/dev/null
       echo "=== ${scenario}, ${count} claims, ${arm}, binder QPS ${qps}, sync period ${sync}" | tee -a "${summary}"
-      CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="${arm}" KUBE_API_QPS="${qps}" KUBE_API_BURST="${qps}" SYNC_PERIOD="${sync}" AUDIT=1 SKIP_BUILD=1 \
+      CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="${arm}" KUBE_API_QPS="${qps}" KUBE_API_BURST="${qps}" SYNC_PERIOD="${sync}" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
         hack/local-up.sh >/dev/null
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
@@ -56,8 +57,11 @@ for qps in ${QPS_LIST}; do
       cpu_after="$(cpu_seconds "${pid}")"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
-      writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
-      conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
+      writes="n/a" conflicts="n/a"
+      if [[ -f "${audit}" ]]; then
+        writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
+        conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
+      fi
       echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
   done
