@@ -180,8 +180,8 @@ var _ = Describe("PersistentVolume binding", func() {
 		selected.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
 		createClaim(ctx, selected)
 
-		Eventually(ctx, getClaim(ctx, ns, "smallest-fit")).WithTimeout(30*time.Second).Should(And(claimPhase(v1.ClaimBound), HaveField("Spec.VolumeName", ns+"-fit")))
-		Eventually(ctx, getClaim(ctx, ns, "selected")).WithTimeout(30*time.Second).Should(And(claimPhase(v1.ClaimBound), HaveField("Spec.VolumeName", ns+"-labelled")))
+		Eventually(ctx, getClaim(ctx, ns, "smallest-fit")).WithTimeout(30 * time.Second).Should(And(claimPhase(v1.ClaimBound), HaveField("Spec.VolumeName", ns+"-fit")))
+		Eventually(ctx, getClaim(ctx, ns, "selected")).WithTimeout(30 * time.Second).Should(And(claimPhase(v1.ClaimBound), HaveField("Spec.VolumeName", ns+"-labelled")))
 		for _, untouched := range []string{"small", "large", "other-class", "rox"} {
 			Expect(getVolume(ctx, ns+"-"+untouched)()).To(HaveField("Spec.ClaimRef", BeNil()), untouched)
 		}
