@@ -62,7 +62,7 @@ for qps in ${QPS_LIST}; do
         writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
         conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
       fi
-      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
+      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
   done
 done
