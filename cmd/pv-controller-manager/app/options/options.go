@@ -100,7 +100,7 @@ type PVControllerManagerOptions struct {
 const DefaultFullResyncPeriod = 5 * time.Minute
 
 // DefaultConcurrentSyncs is the default of --pvclaimbinder-concurrent-syncs (docs/parallel-workers.md).
-const DefaultConcurrentSyncs = 16
+const DefaultConcurrentSyncs = 32
 
 // NewPVControllerManagerOptions returns options with KCM's defaults, except DeviationsFromKCM.
 func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
