@@ -7,4 +7,8 @@
 //	E2E_PV_LOAD          path to bin/pv-load (slow spec: 1000 pairs)
 //	E2E_LONG_SYNC_PERIOD set when the binder runs with a sync period of minutes, so a fast bind
 //	                     after a late PV proves the fast path (spec: PV after PVC)
+//	E2E_PVCM_BINARY, E2E_PVCM_PIDFILE, E2E_PVCM_KUBECONFIG
+//	                     our binary, the pid file of the running leader and its kubeconfig (Serial
+//	                     spec: failover to a standby; the standby stays as the binder and its pid is
+//	                     written to the pid file)
 package e2e

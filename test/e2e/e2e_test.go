@@ -298,6 +298,60 @@ var _ = Describe("PersistentVolume binding", func() {
 		}).WithTimeout(30 * time.Second).Should(MatchRegexp(`pv_controller_claim_bind_duration_seconds_count\{path="prebound"\} [1-9]`))
 	})
 
+	It("fails over to a standby replica: only the leader binds, the Lease moves at once, binding goes on", Serial, Label("local"), func(ctx SpecContext) {
+		binary, pidfile, kubeconfig := os.Getenv("E2E_PVCM_BINARY"), os.Getenv("E2E_PVCM_PIDFILE"), os.Getenv("E2E_PVCM_KUBECONFIG")
+		if binary == "" || pidfile == "" || kubeconfig == "" {
+			Skip("set E2E_PVCM_BINARY, E2E_PVCM_PIDFILE (the running leader) and E2E_PVCM_KUBECONFIG to run a second replica")
+		}
+		leaderPID, err := os.ReadFile(pidfile)
+		Expect(err).NotTo(HaveOccurred())
+		holder := func() (string, error) {
+			lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
+			if err != nil || lease.Spec.HolderIdentity == nil {
+				return "", err
+			}
+			return *lease.Spec.HolderIdentity, nil
+		}
+		before, err := holder()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(before).NotTo(BeEmpty(), "the running replica holds the Lease")
+
+		standbyLog, err := os.CreateTemp("", "pv-controller-manager-standby-*.log")
+		Expect(err).NotTo(HaveOccurred())
+		standby := exec.Command(binary, "--kubeconfig="+kubeconfig, "--authentication-kubeconfig="+kubeconfig,
+			"--authorization-kubeconfig="+kubeconfig, "--secure-port=10268", "--kube-api-qps=200", "--kube-api-burst=400")
+		standby.Stdout, standby.Stderr = standbyLog, standbyLog
+		Expect(standby.Start()).To(Succeed())
+		// The standby becomes the suite's binder; hand it to local-down.
+		DeferCleanup(func() {
+			Expect(os.WriteFile(pidfile, []byte(fmt.Sprint(standby.Process.Pid)), 0o644)).To(Succeed())
+		})
+		Consistently(ctx, holder).WithTimeout(3*time.Second).Should(Equal(before), "the standby must not take the Lease from a live leader")
+
+		ns := newNamespace(ctx)
+		pv := createVolume(ctx, volume(ns, "before", "1Gi", ""))
+		createClaim(ctx, claim(ns, "before", "1Gi", "", pv.Name))
+		Eventually(ctx, getClaim(ctx, ns, "before")).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
+
+		pid := strings.TrimSpace(string(leaderPID))
+		Expect(exec.Command("kill", "-TERM", pid).Run()).To(Succeed())
+		stopped := time.Now()
+		Eventually(ctx, holder).WithTimeout(5*time.Second).WithPolling(20*time.Millisecond).
+			Should(And(Not(Equal(before)), Not(BeEmpty())), "the standby takes the released Lease")
+		GinkgoWriter.Printf("Lease moved %s after SIGTERM to the leader\n", time.Since(stopped))
+
+		for i := range 20 {
+			name := fmt.Sprintf("after-%02d", i)
+			pv := createVolume(ctx, volume(ns, name, "1Gi", ""))
+			createClaim(ctx, claim(ns, name, "1Gi", "", pv.Name))
+		}
+		for i := range 20 {
+			name := fmt.Sprintf("after-%02d", i)
+			Eventually(ctx, getClaim(ctx, ns, name)).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
+			Expect(getVolume(ctx, ns+"-"+name)()).To(HaveField("Spec.ClaimRef.Name", name), "each PV holds exactly its own claim")
+		}
+	})
+
 	It("binds 1000 pre-bound pairs, each PV to exactly its own claim", Label("slow"), func(ctx SpecContext) {
 		load := os.Getenv("E2E_PV_LOAD")
 		if load == "" {
