@@ -51,9 +51,10 @@ local-down: ## Stop pv-controller-manager and delete the local cluster
 
 DEMO_COUNT ?= 300
 DEMO_CONCURRENCY ?= 50
+DEMO_QPS ?= 1000
 .PHONY: demo
 demo: ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod, progress and latency summary
-	hack/local-up.sh
+	KUBE_API_QPS=$(DEMO_QPS) KUBE_API_BURST=$(DEMO_QPS) hack/local-up.sh
 	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
 	$(BIN_DIR)/pv-load --kubeconfig _output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig --scenario prebound \
 		--with-pods --count $(DEMO_COUNT) --concurrency $(DEMO_CONCURRENCY)

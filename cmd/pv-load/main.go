@@ -45,6 +45,28 @@ func main() {
 	}
 }
 
+// waitForRunningPods polls the run's pods until all are Running or two minutes pass.
+func waitForRunningPods(ctx context.Context, client clientset.Interface, cfg loadgen.Config) (int, time.Duration) {
+	start := time.Now()
+	running := 0
+	for time.Since(start) < 2*time.Minute && ctx.Err() == nil {
+		pods, err := client.CoreV1().Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "loadgen=" + cfg.Prefix})
+		if err == nil {
+			running = 0
+			for _, pod := range pods.Items {
+				if pod.Status.Phase == v1.PodRunning {
+					running++
+				}
+			}
+			if running == cfg.Count {
+				break
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return running, time.Since(start)
+}
+
 func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cleanup, progress bool) error {
 	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -71,6 +93,10 @@ func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cle
 		return err
 	}
 	fmt.Println(result.Summary())
+	if cfg.WithPods {
+		running, took := waitForRunningPods(ctx, client, cfg)
+		fmt.Printf("pods Running: %d/%d (%s after the claims were all bound)\n", running, cfg.Count, took.Round(100*time.Millisecond))
+	}
 	verifyErr := loadgen.Verify(ctx, client, cfg)
 	if verifyErr == nil {
 		fmt.Println("verify: every volume is bound to exactly its own claim")
