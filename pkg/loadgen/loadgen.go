@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clientset "k8s.io/client-go/kubernetes"
@@ -409,7 +408,7 @@ func Cleanup(ctx context.Context, client clientset.Interface, cfg Config) error 
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{LabelSelector: selector.LabelSelector, FieldSelector: fields.Everything().String()})
+		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, selector)
 		return err == nil && len(pvs.Items) == 0, nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -36,14 +37,8 @@ import (
 )
 
 func init() {
-	utilruntimeMust(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
-	utilruntimeMust(features.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
-}
-
-func utilruntimeMust(err error) {
-	if err != nil {
-		panic(err)
-	}
+	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+	utilruntime.Must(features.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
 }
 
 // NewPVControllerManagerCommand creates the pv-controller-manager command with KCM-compatible flags.

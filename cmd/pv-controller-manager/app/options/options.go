@@ -29,6 +29,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics"
 	metricsfeatures "k8s.io/component-base/metrics/features"
+	genericcontrollermanager "k8s.io/controller-manager/app"
 	cmoptions "k8s.io/controller-manager/options"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
@@ -212,37 +213,26 @@ func (s *PVControllerManagerOptions) Validate() error {
 }
 
 // validateControllers accepts "*", the binder's name and its alias (optionally "-"-prefixed), and
-// fails when the list would leave this binary with nothing to run.
+// fails when the list would leave this binary with nothing to run. Whether the binder is enabled is
+// decided by KCM's own rule (genericcontrollermanager.IsControllerEnabled: "-name" wins over "*").
 func (s *PVControllerManagerOptions) validateControllers() []error {
 	known := sets.New(KnownControllers()...)
 	knownText := fmt.Sprintf("%s (alias %s)", BinderControllerName, BinderControllerAlias)
 	var errs []error
-	enabled := false
+	canonical := make([]string, 0, len(s.Generic.Controllers))
 	for _, entry := range s.Generic.Controllers {
 		if entry == "*" {
-			enabled = true
+			canonical = append(canonical, entry)
 			continue
 		}
-		name := canonicalControllerName(strings.TrimPrefix(entry, "-"))
+		bare := strings.TrimPrefix(entry, "-")
+		name := canonicalControllerName(bare)
 		if !known.Has(name) {
-			errs = append(errs, fmt.Errorf("--controllers: %q is not a known controller; this binary runs only %s", strings.TrimPrefix(entry, "-"), knownText))
+			errs = append(errs, fmt.Errorf("--controllers: %q is not a known controller; this binary runs only %s", bare, knownText))
 		}
+		canonical = append(canonical, strings.TrimSuffix(entry, bare)+name)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	for _, entry := range s.Generic.Controllers {
-		if entry != "*" && canonicalControllerName(strings.TrimPrefix(entry, "-")) == BinderControllerName {
-			enabled = !strings.HasPrefix(entry, "-")
-		}
-	}
-	// KCM gives "-name" precedence over "*" regardless of order.
-	if slices.ContainsFunc(s.Generic.Controllers, func(e string) bool {
-		return strings.HasPrefix(e, "-") && canonicalControllerName(e[1:]) == BinderControllerName
-	}) {
-		enabled = false
-	}
-	if !enabled {
+	if len(errs) == 0 && !genericcontrollermanager.IsControllerEnabled(BinderControllerName, sets.NewString(), canonical) {
 		errs = append(errs, fmt.Errorf("--controllers=%s disables %s, the only controller this binary runs; enable it (e.g. --controllers=*) or do not start pv-controller-manager",
 			strings.Join(s.Generic.Controllers, ","), knownText))
 	}
