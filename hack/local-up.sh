@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Brings up a local cluster with kwokctl (runtime binary: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler and kwok-controller, all built from Go modules by hack/build-tools.sh) plus a few kwok
-# nodes, and runs our pv-controller-manager beside it. Idempotent: an existing cluster is kept and our
-# binary restarted.
+# nodes, and runs our pv-controller-manager beside it. Idempotent: an existing cluster is kept (recreated
+# if ARM, QPS, SYNC_PERIOD or AUDIT changed, since they are KCM flags) and our binary restarted.
 #
 # Environment:
 #   CLUSTER_NAME   kwokctl cluster name (default pv-local)
@@ -62,6 +62,12 @@ YAML
   audit_args=(--kube-audit-policy "${out}/audit-policy.yaml")
 fi
 
+# KCM's flags are fixed when the cluster is created: recreate it when they would differ.
+settings="arm=${ARM} qps=${KUBE_API_QPS}/${KUBE_API_BURST} sync=${SYNC_PERIOD} audit=${AUDIT:-0}"
+if "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}" &&
+  [[ "$(cat "${out}/settings" 2>/dev/null)" != "${settings}" ]]; then
+  "${REPO_ROOT}/hack/local-down.sh" >/dev/null
+fi
 if ! "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
   "${kwokctl}" create cluster --name "${CLUSTER_NAME}" --runtime binary \
     --etcd-binary "${TOOLS_BIN}/etcd" \
@@ -76,6 +82,7 @@ if ! "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
       exit 1
     }
   "${kwokctl}" --name "${CLUSTER_NAME}" scale node --replicas "${NODES}" >/dev/null 2>>"${out}/kwokctl.log"
+  echo "${settings}" >"${out}/settings"
 fi
 cluster_kubeconfig="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/kubeconfig.yaml"
 cp "${cluster_kubeconfig}" "${out}/kubeconfig"
