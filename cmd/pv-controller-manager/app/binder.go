@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
+	restclient "k8s.io/client-go/rest"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/klog/v2"
@@ -15,12 +16,13 @@ import (
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
+	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
 )
 
 // runBinder builds the informers and the controller as KCM's newPersistentVolumeBinderController
 // does, and runs it until ctx is done.
-func runBinder(ctx context.Context, c *config.Config, state *binderState) error {
+func runBinder(ctx context.Context, c *config.Config, state *binderState, guard *upstreamguard.Guard) error {
 	logger := klog.FromContext(ctx)
 	clients := clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
 
@@ -45,7 +47,10 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState) error 
 	if err != nil {
 		return fmt.Errorf("failed to probe volume plugins when starting persistentvolume controller: %w", err)
 	}
-	binderClient, err := clients.Client(options.BinderUserAgent)
+	// The binder's writes are held while KCM runs its own binder; its reads (informers) are not.
+	binderConfig := restclient.CopyConfig(c.Kubeconfig)
+	binderConfig.Wrap(guard.WrapTransport)
+	binderClient, err := clientbuilder.SimpleControllerClientBuilder{ClientConfig: binderConfig}.Client(options.BinderUserAgent)
 	if err != nil {
 		return err
 	}

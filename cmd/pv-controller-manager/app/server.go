@@ -33,6 +33,7 @@ import (
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
 	"github.com/fastpv/pv-controller-manager/pkg/election"
+	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/version"
 )
 
@@ -118,15 +119,24 @@ func Run(ctx context.Context, c *config.Config) error {
 		liveChecks = append(liveChecks, electionChecker)
 	}
 	state := &binderState{}
+	guard := upstreamguard.New(upstreamguard.Config{
+		Client:           c.Client,
+		Namespace:        c.UpstreamBinderGuard.PodNamespace,
+		Selector:         c.UpstreamBinderGuard.PodSelector,
+		Recorder:         c.EventRecorder,
+		CheckPeriod:      c.UpstreamBinderGuard.CheckPeriod,
+		AllowCoexistence: c.UpstreamBinderGuard.Allow,
+	})
+	go guard.Run(ctx)
 	if c.SecureServing != nil {
-		handler := newHandler(ctx, c, state, liveChecks)
+		handler := newHandler(ctx, c, state, guard, liveChecks)
 		if _, _, err := c.SecureServing.Serve(handler, 0, ctx.Done()); err != nil {
 			return err
 		}
 	}
 
 	runBinderOnce := func(ctx context.Context) {
-		if err := runBinder(ctx, c, state); err != nil {
+		if err := runBinder(ctx, c, state, guard); err != nil {
 			logger.Error(err, "PersistentVolume binder failed")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}
@@ -189,9 +199,9 @@ type binderState struct {
 }
 
 // newHandler builds the secure-port handler: /healthz and /livez (process alive, Lease renewed when
-// leading), /readyz (also: caches synced when leading, not shutting down), /metrics, and KCM's
+// leading), /readyz (also: caches synced when leading, KCM's binder not running, not shutting down), /metrics, and KCM's
 // debugging endpoints; all behind delegated authentication and authorization.
-func newHandler(ctx context.Context, c *config.Config, state *binderState, liveChecks []healthz.HealthChecker) http.Handler {
+func newHandler(ctx context.Context, c *config.Config, state *binderState, guard *upstreamguard.Guard, liveChecks []healthz.HealthChecker) http.Handler {
 	healthzHandler := controllerhealthz.NewMutableHealthzHandler(liveChecks...)
 	mux := genericcontrollermanager.NewBaseHandler(&c.Generic.Debugging, healthzHandler)
 	healthz.InstallLivezHandler(mux, liveChecks...)
@@ -203,6 +213,8 @@ func newHandler(ctx context.Context, c *config.Config, state *binderState, liveC
 			}
 			return nil
 		}),
+		// Not ready while KCM's own binder runs and our writes are held (pkg/upstreamguard).
+		healthz.NamedCheck("upstream-binder", guard.Check),
 	}, liveChecks...)
 	healthz.InstallReadyzHandler(mux, readyChecks...)
 	slis.SLIMetricsWithReset{}.Install(mux)

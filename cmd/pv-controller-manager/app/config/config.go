@@ -4,6 +4,8 @@ package config
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	apiserver "k8s.io/apiserver/pkg/server"
 	clientset "k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
@@ -23,6 +25,8 @@ type Config struct {
 	FullResyncPeriod time.Duration
 	// ConcurrentSyncs is the number of claim workers and of volume workers.
 	ConcurrentSyncs int
+	// UpstreamBinderGuard: hold writes while KCM runs its own binder.
+	UpstreamBinderGuard UpstreamBinderGuard
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo
@@ -41,4 +45,13 @@ type Config struct {
 	ControllerShutdownTimeout time.Duration
 
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
+}
+
+// UpstreamBinderGuard configures pkg/upstreamguard.
+type UpstreamBinderGuard struct {
+	// Allow binding while KCM runs its binder (warn only).
+	Allow        bool
+	PodNamespace string
+	PodSelector  labels.Selector
+	CheckPeriod  time.Duration
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -38,6 +39,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
+	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 )
 
 const (
@@ -88,6 +90,8 @@ type PVControllerManagerOptions struct {
 	FullResyncPeriod time.Duration
 	// ConcurrentSyncs is new here: claim workers and volume workers, work on one volume serialised.
 	ConcurrentSyncs int
+	// UpstreamBinderGuard is new here: hold writes while KCM still runs its own binder.
+	UpstreamBinderGuard UpstreamBinderGuardOptions
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
@@ -95,6 +99,15 @@ type PVControllerManagerOptions struct {
 
 	// fullResyncFlag tells whether --pvclaimbinder-full-resync-period was given (see Validate).
 	fullResyncFlag *pflag.Flag
+}
+
+// UpstreamBinderGuardOptions configure the check for a kube-controller-manager that still runs its
+// own PersistentVolume binder (pkg/upstreamguard).
+type UpstreamBinderGuardOptions struct {
+	Allow        bool
+	PodNamespace string
+	PodSelector  string
+	CheckPeriod  time.Duration
 }
 
 // DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
@@ -130,6 +143,11 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		ControllerShutdownTimeout: 10 * time.Second,
 		FullResyncPeriod:          DefaultFullResyncPeriod,
 		ConcurrentSyncs:           DefaultConcurrentSyncs,
+		UpstreamBinderGuard: UpstreamBinderGuardOptions{
+			PodNamespace: upstreamguard.DefaultNamespace,
+			PodSelector:  upstreamguard.DefaultSelector,
+			CheckPeriod:  time.Minute,
+		},
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -164,6 +182,16 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	binderFlags.IntVar(&s.ConcurrentSyncs, "pvclaimbinder-concurrent-syncs", s.ConcurrentSyncs,
 		"The number of claim workers and of volume workers. All work on one volume is serialised, and claims without "+
 			"spec.volumeName are matched one at a time, so no volume is bound twice. 1 behaves like the upstream controller.")
+	guard := fss.FlagSet("upstream binder guard")
+	guard.BoolVar(&s.UpstreamBinderGuard.Allow, "allow-upstream-binder", false,
+		"Bind even while a kube-controller-manager pod runs its own PersistentVolume binder. Off by default: we then hold our writes "+
+			"(reporting pv_controller_upstream_binder_active and a Warning event on that pod) until KCM runs with -"+BinderControllerName+".")
+	guard.StringVar(&s.UpstreamBinderGuard.PodNamespace, "upstream-binder-pod-namespace", s.UpstreamBinderGuard.PodNamespace,
+		"Namespace of the kube-controller-manager (mirror) pods to check.")
+	guard.StringVar(&s.UpstreamBinderGuard.PodSelector, "upstream-binder-pod-selector", s.UpstreamBinderGuard.PodSelector,
+		"Label selector of the kube-controller-manager (mirror) pods to check; kubeadm labels them component=kube-controller-manager.")
+	guard.DurationVar(&s.UpstreamBinderGuard.CheckPeriod, "upstream-binder-check-period", s.UpstreamBinderGuard.CheckPeriod,
+		"How often the cached kube-controller-manager pods are checked again, besides on every change of them.")
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -205,6 +233,15 @@ func (s *PVControllerManagerOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout must not be negative, got %s", s.ControllerShutdownTimeout))
 	}
 	errs = append(errs, s.validateBinder()...)
+	if _, err := labels.Parse(s.UpstreamBinderGuard.PodSelector); err != nil {
+		errs = append(errs, fmt.Errorf("--upstream-binder-pod-selector: %w", err))
+	}
+	if s.UpstreamBinderGuard.PodNamespace == "" {
+		errs = append(errs, fmt.Errorf("--upstream-binder-pod-namespace must not be empty"))
+	}
+	if s.UpstreamBinderGuard.CheckPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--upstream-binder-check-period must be positive, got %s", s.UpstreamBinderGuard.CheckPeriod))
+	}
 	errs = append(errs, s.SecureServing.Validate()...)
 	errs = append(errs, s.Authentication.Validate()...)
 	errs = append(errs, s.Authorization.Validate()...)
@@ -336,6 +373,16 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 	}
 	c.FullResyncPeriod = s.FullResyncPeriod
 	c.ConcurrentSyncs = s.ConcurrentSyncs
+	selector, err := labels.Parse(s.UpstreamBinderGuard.PodSelector)
+	if err != nil {
+		return fmt.Errorf("--upstream-binder-pod-selector: %w", err)
+	}
+	c.UpstreamBinderGuard = config.UpstreamBinderGuard{
+		Allow:        s.UpstreamBinderGuard.Allow,
+		PodNamespace: s.UpstreamBinderGuard.PodNamespace,
+		PodSelector:  selector,
+		CheckPeriod:  s.UpstreamBinderGuard.CheckPeriod,
+	}
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err
 	}

@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fastpv/pv-controller-manager/deploy"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
@@ -189,6 +193,10 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "zero workers", argv: []string{"--pvclaimbinder-concurrent-syncs=0"}, wantErr: []string{"--pvclaimbinder-concurrent-syncs must be at least 1"}},
 		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
 		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
+		{name: "guard allowed", argv: []string{"--allow-upstream-binder", "--upstream-binder-pod-selector=app=kcm,tier in (control-plane)"}},
+		{name: "bad guard selector", argv: []string{"--upstream-binder-pod-selector=a in b"}, wantErr: []string{"--upstream-binder-pod-selector"}},
+		{name: "empty guard namespace", argv: []string{"--upstream-binder-pod-namespace="}, wantErr: []string{"--upstream-binder-pod-namespace must not be empty"}},
+		{name: "zero guard period", argv: []string{"--upstream-binder-check-period=0"}, wantErr: []string{"--upstream-binder-check-period must be positive"}},
 		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},
 	}
 	for _, tc := range tests {
@@ -250,5 +258,27 @@ func TestKnownControllersHaveKCMNames(t *testing.T) {
 	}
 	if ControllerAliases()["persistentvolume-binder"] != "persistentvolume-binder-controller" {
 		t.Fatalf("alias missing: %v", ControllerAliases())
+	}
+}
+
+// TestStaticPodManifestFlagsAreValid: the flags of deploy/static-pod are accepted and valid.
+func TestStaticPodManifestFlagsAreValid(t *testing.T) {
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(deploy.StaticPodManifest, &pod); err != nil {
+		t.Fatal(err)
+	}
+	command := pod.Spec.Containers[0].Command
+	if len(command) < 2 || command[0] != "/usr/local/bin/"+ComponentName {
+		t.Fatalf("unexpected command %q", command)
+	}
+	s, fs := newFlagSet(t)
+	if err := fs.Parse(command[1:]); err != nil {
+		t.Fatalf("flags of the static pod manifest: %v", err)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("flags of the static pod manifest: %v", err)
+	}
+	if s.SecureServing.BindPort != DefaultSecurePort {
+		t.Errorf("manifest probes use %d, the binary listens on %d", DefaultSecurePort, s.SecureServing.BindPort)
 	}
 }

@@ -1,0 +1,155 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
+	"sigs.k8s.io/yaml"
+)
+
+const upstreamBinderRole = "system:controller:persistent-volume-binder"
+
+// TestClusterRoleEqualsUpstreams: our ClusterRole grants exactly what upstream's binder role grants.
+func TestClusterRoleEqualsUpstreams(t *testing.T) {
+	var ours *rbacv1.ClusterRole
+	for _, doc := range rbacDocs(t) {
+		var role rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(doc, &role); err == nil && role.Kind == "ClusterRole" && role.Name == "system:pv-controller-manager" {
+			ours = &role
+		}
+	}
+	if ours == nil {
+		t.Fatal("ClusterRole system:pv-controller-manager not found in deploy/rbac")
+	}
+	var upstream *rbacv1.ClusterRole
+	for _, role := range bootstrappolicy.ControllerRoles() {
+		if role.Name == upstreamBinderRole {
+			upstream = &role
+		}
+	}
+	if upstream == nil {
+		t.Fatalf("upstream role %s not found", upstreamBinderRole)
+	}
+	if got, want := ruleStrings(ours.Rules), ruleStrings(upstream.Rules); !slices.Equal(got, want) {
+		t.Errorf("our ClusterRole differs from %s:\n got  %q\n want %q", upstreamBinderRole, got, want)
+	}
+}
+
+// TestRBACSubjects: every binding names the one identity the docs tell operators to mint.
+func TestRBACSubjects(t *testing.T) {
+	bindings := 0
+	for _, doc := range rbacDocs(t) {
+		var b rbacv1.RoleBinding // ClusterRoleBinding has the same shape
+		if err := yaml.Unmarshal(doc, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(b.Kind, "Binding") {
+			continue
+		}
+		bindings++
+		if len(b.Subjects) != 1 || b.Subjects[0].Kind != "User" || b.Subjects[0].Name != "system:pv-controller-manager" {
+			t.Errorf("%s %s: subjects %+v", b.Kind, b.Name, b.Subjects)
+		}
+	}
+	if bindings != 4 {
+		t.Errorf("found %d bindings, want 4 (binder role, auth-delegator, leader election, authentication reader)", bindings)
+	}
+}
+
+// TestStaticPodManifest checks what the rollout promises operators about our static pod.
+func TestStaticPodManifest(t *testing.T) {
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(StaticPodManifest, &pod); err != nil {
+		t.Fatalf("static pod manifest: %v", err)
+	}
+	spec := pod.Spec
+	if pod.Namespace != "kube-system" || !spec.HostNetwork || spec.PriorityClassName != "system-node-critical" {
+		t.Errorf("want kube-system, hostNetwork, system-node-critical; got %s %v %s", pod.Namespace, spec.HostNetwork, spec.PriorityClassName)
+	}
+	if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod must run as a non-root uid: %+v", sc)
+	}
+	if len(spec.Containers) != 1 {
+		t.Fatalf("want one container, got %d", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("container must have a read-only root filesystem and no privilege escalation: %+v", sc)
+	}
+	for name, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Scheme != corev1.URISchemeHTTPS || probe.HTTPGet.Port.IntValue() != 10267 {
+			t.Errorf("%s probe must be HTTPS on the secure port 10267: %+v", name, probe)
+		}
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+		t.Errorf("resource requests missing: %+v", c.Resources.Requests)
+	}
+	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.MountPath == "/etc/kubernetes/pv-controller-manager.conf" && m.ReadOnly
+	}) {
+		t.Errorf("kubeconfig not mounted read-only from the host")
+	}
+	if !slices.Contains(c.Command, "--kubeconfig=/etc/kubernetes/pv-controller-manager.conf") {
+		t.Errorf("command does not use the mounted kubeconfig: %q", c.Command)
+	}
+}
+
+func rbacDocs(t *testing.T) [][]byte {
+	t.Helper()
+	var docs [][]byte
+	err := fs.WalkDir(RBAC, "rbac", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := RBAC.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		r := utilyaml.NewYAMLReader(bufioReader(data))
+		for {
+			doc, err := r.Read()
+			if err != nil {
+				break
+			}
+			if len(bytes.TrimSpace(doc)) > 0 {
+				docs = append(docs, doc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+func ruleStrings(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out = append(out, g+"/"+res+":"+v)
+				}
+			}
+		}
+		for _, u := range r.NonResourceURLs {
+			for _, v := range r.Verbs {
+				out = append(out, u+":"+v)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
