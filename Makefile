@@ -21,9 +21,34 @@ help: ## List the targets
 build: ## Build bin/pv-controller-manager (static, version stamped)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/pv-controller-manager ./cmd/pv-controller-manager
 
+IMAGE_REPO ?= docker.io/fastpv/pv-controller-manager
+IMAGE_TAG  ?= $(VERSION)
+IMAGE      ?= $(IMAGE_REPO):$(IMAGE_TAG)
+IMAGE_TAR  ?= $(CURDIR)/_output/image/pv-controller-manager.tar
+.PHONY: image
+image: build ## Image tarball without a container engine (go-containerregistry): _output/image/pv-controller-manager.tar, IMAGE=...
+	cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . --binary $(BIN_DIR)/pv-controller-manager --tag $(IMAGE) \
+		--out $(IMAGE_TAR) --version $(VERSION) --revision $(COMMIT)
+
+.PHONY: verify-image
+verify-image: image ## Import the image into a private containerd (apt-get containerd runc) and run --version in it
+	IMAGE=$(IMAGE) IMAGE_TAR=$(IMAGE_TAR) WANT_VERSION=$(VERSION) hack/check-image.sh
+
+.PHONY: rollout-tool
+rollout-tool: ## Build bin/pv-rollout (static), the manifest editor behind hack/rollout.sh
+	CGO_ENABLED=0 go build -trimpath -o $(BIN_DIR)/pv-rollout ./cmd/pv-rollout
+
 .PHONY: test
 test: ## Unit tests: upstream's tests on the patched copy and our packages (-race)
 	go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/...
+
+INTEGRATION_FLAGS ?=
+.PHONY: test-integration
+test-integration: ## Upstream's PV integration tests (+ ours) on the patched controller, in-process apiserver + our etcd: upstream settings, then 15s/1000 objects
+	hack/build-tools.sh etcd
+	PATH="$(CURDIR)/_output/tools/bin:$$PATH" go test -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
+	PATH="$(CURDIR)/_output/tools/bin:$$PATH" KUBE_INTEGRATION_PV_SYNC_PERIOD=15s KUBE_INTEGRATION_PV_OBJECTS=1000 \
+		go test -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
 
 .PHONY: verify
 verify: ## Vendored copy matches upstream+patches, gofmt, go vet, go.mod tidy

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -305,13 +307,16 @@ var _ = Describe("PersistentVolume binding", func() {
 		}
 		leaderPID, err := os.ReadFile(pidfile)
 		Expect(err).NotTo(HaveOccurred())
-		holder := func() (string, error) {
-			lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
-			if err != nil || lease.Spec.HolderIdentity == nil {
-				return "", err
+		holderIn := func(ctx context.Context) func() (string, error) {
+			return func() (string, error) {
+				lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
+				if err != nil || lease.Spec.HolderIdentity == nil {
+					return "", err
+				}
+				return *lease.Spec.HolderIdentity, nil
 			}
-			return *lease.Spec.HolderIdentity, nil
 		}
+		holder := holderIn(ctx)
 		before, err := holder()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(before).NotTo(BeEmpty(), "the running replica holds the Lease")
@@ -322,9 +327,25 @@ var _ = Describe("PersistentVolume binding", func() {
 			"--authorization-kubeconfig="+kubeconfig, "--secure-port=10268", "--kube-api-qps=200", "--kube-api-burst=400")
 		standby.Stdout, standby.Stderr = standbyLog, standbyLog
 		Expect(standby.Start()).To(Succeed())
-		// The standby becomes the suite's binder; hand it to local-down.
-		DeferCleanup(func() {
-			Expect(os.WriteFile(pidfile, []byte(fmt.Sprint(standby.Process.Pid)), 0o644)).To(Succeed())
+		// Afterwards, hand binding back to a replica started as the leader was (same flags and
+		// port, which later specs scrape), by a second failover, and hand that one to local-down.
+		leaderCmdline, err := os.ReadFile("/proc/" + strings.TrimSpace(string(leaderPID)) + "/cmdline")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			argv := strings.Split(strings.TrimRight(string(leaderCmdline), "\x00"), "\x00")
+			logFile, err := os.OpenFile(filepath.Join(filepath.Dir(pidfile), "pv-controller-manager.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			Expect(err).NotTo(HaveOccurred())
+			replacement := exec.Command(argv[0], argv[1:]...)
+			replacement.Stdout, replacement.Stderr = logFile, logFile
+			Expect(replacement.Start()).To(Succeed())
+			Expect(os.WriteFile(pidfile, []byte(fmt.Sprint(replacement.Process.Pid)), 0o644)).To(Succeed())
+			holder := holderIn(ctx) // the spec's ctx is done by now
+			standbyHolder, err := holder()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(standby.Process.Signal(syscall.SIGTERM)).To(Succeed())
+			_, _ = standby.Process.Wait()
+			Eventually(ctx, holder).WithTimeout(10*time.Second).Should(And(Not(Equal(standbyHolder)), Not(BeEmpty())),
+				"the replacement takes the Lease back")
 		})
 		Consistently(ctx, holder).WithTimeout(3*time.Second).Should(Equal(before), "the standby must not take the Lease from a live leader")
 
@@ -366,6 +387,83 @@ var _ = Describe("PersistentVolume binding", func() {
 })
 
 // metricsReaderToken returns a token of a new service account allowed to GET /metrics.
+var _ = Describe("Upstream binder guard", Serial, func() {
+	// A kube-controller-manager pod (as kubeadm's mirror pod looks) that still runs its binder: we
+	// must hold our writes, say so with a Warning event and a metric, and bind once it is gone.
+	It("holds binding while a kube-controller-manager pod runs its binder, and binds once it is gone", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		kcm := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "kube-controller-manager-e2e-",
+				Namespace:    "kube-system",
+				Labels:       map[string]string{"component": "kube-controller-manager", "tier": "control-plane"},
+				Annotations:  map[string]string{"kubernetes.io/config.mirror": "e2e", "kubernetes.io/config.source": "file"},
+			},
+			Spec: v1.PodSpec{
+				NodeName: "e2e-no-such-node", // never runs anywhere; the guard reads only the spec
+				Containers: []v1.Container{{
+					Name:    "kube-controller-manager",
+					Image:   "registry.k8s.io/kube-controller-manager:v1.37.2",
+					Command: []string{"kube-controller-manager", "--controllers=*,bootstrapsigner,tokencleaner", "--leader-elect=true"},
+				}},
+			},
+		}
+		kcm, err := client.CoreV1().Pods("kube-system").Create(ctx, kcm, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		deleted := false
+		DeferCleanup(func(ctx SpecContext) {
+			if !deleted {
+				_ = client.CoreV1().Pods("kube-system").Delete(ctx, kcm.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+			}
+		})
+
+		Eventually(ctx, eventReasons(ctx, "kube-system", kcm.Name)).WithTimeout(30*time.Second).Should(ContainElement("UpstreamBinderActive"),
+			"a Warning event on the KCM pod")
+		url := os.Getenv("E2E_METRICS_URL")
+		var token string
+		if url != "" {
+			token = metricsReaderToken(ctx, ns)
+			Eventually(ctx, func() string { return scrapeMetrics(ctx, url, token) }).WithTimeout(30 * time.Second).
+				Should(MatchRegexp(`(?m)^pv_controller_upstream_binder_active 1$`))
+		}
+
+		pv := createVolume(ctx, volume(ns, "held", "1Gi", ""))
+		createClaim(ctx, claim(ns, "held", "1Gi", "", pv.Name))
+		// Bound within ~1 s otherwise (the other specs); held, it must stay unbound.
+		Consistently(ctx, getClaim(ctx, ns, "held")).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).
+			ShouldNot(claimPhase(v1.ClaimBound))
+		Expect(getVolume(ctx, pv.Name)()).To(HaveField("Spec.ClaimRef", BeNil()), "no write may reach the PV while held")
+
+		Expect(client.CoreV1().Pods("kube-system").Delete(ctx, kcm.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})).To(Succeed())
+		deleted = true
+		Eventually(ctx, getClaim(ctx, ns, "held")).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
+		if url != "" {
+			Eventually(ctx, func() string { return scrapeMetrics(ctx, url, token) }).WithTimeout(30 * time.Second).
+				Should(MatchRegexp(`(?m)^pv_controller_upstream_binder_active 0$`))
+		}
+	})
+})
+
+// scrapeMetrics returns the /metrics body read with token, or a line saying what went wrong.
+func scrapeMetrics(ctx context.Context, url, token string) string {
+	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("status %d", resp.StatusCode)
+	}
+	return string(body)
+}
+
 func metricsReaderToken(ctx context.Context, ns string) string {
 	sa, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "metrics-reader"}}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())

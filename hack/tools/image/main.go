@@ -1,0 +1,120 @@
+// Command image builds the pv-controller-manager container image without a container engine and
+// writes it as an image tarball (docker-archive layout with manifest.json, the format that
+// `kind load image-archive`, `ctr images import` and `docker load` read). `make image` runs it.
+//
+// The image is FROM scratch: the static binary at /usr/local/bin/pv-controller-manager, an
+// /etc/passwd naming the non-root uid 65532, /tmp; user 65532:65532. The Dockerfile builds the same.
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+func main() {
+	binary := flag.String("binary", "bin/pv-controller-manager", "static linux binary to put at /usr/local/bin/pv-controller-manager")
+	tag := flag.String("tag", "docker.io/fastpv/pv-controller-manager:dev", "image reference written into the tarball")
+	out := flag.String("out", "_output/image/pv-controller-manager.tar", "image tarball to write")
+	arch := flag.String("arch", "amd64", "GOARCH of the binary")
+	version := flag.String("version", "dev", "org.opencontainers.image.version label")
+	revision := flag.String("revision", "", "org.opencontainers.image.revision label")
+	flag.Parse()
+
+	bin, err := os.ReadFile(*binary)
+	if err != nil {
+		log.Fatalf("--binary: %v", err)
+	}
+	ref, err := name.ParseReference(*tag)
+	if err != nil {
+		log.Fatalf("--tag: %v", err)
+	}
+	// Fixed timestamps: the same binary gives the same image digest.
+	epoch := time.Unix(0, 0).UTC()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(rootfs(bin, epoch))), nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", *arch
+	cfg.Created = v1.Time{Time: epoch}
+	cfg.Config.User = "65532:65532"
+	cfg.Config.Entrypoint = []string{"/usr/local/bin/pv-controller-manager"}
+	cfg.Config.WorkingDir = "/"
+	cfg.Config.Labels = map[string]string{
+		"org.opencontainers.image.title":    "pv-controller-manager",
+		"org.opencontainers.image.source":   "https://github.com/fastpv/pv-controller-manager",
+		"org.opencontainers.image.version":  *version,
+		"org.opencontainers.image.revision": *revision,
+	}
+	img, err = mutate.ConfigFile(img, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.MkdirAll(dir(*out), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if err := tarball.WriteToFile(*out, ref, img); err != nil {
+		log.Fatal(err)
+	}
+	digest, _ := img.Digest()
+	fmt.Printf("image: %s %s -> %s\n", ref.Name(), digest, *out)
+}
+
+func dir(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[:i]
+		}
+	}
+	return "."
+}
+
+// rootfs is the single layer: directories, /etc/passwd and /etc/group for uid 65532, the binary.
+func rootfs(bin []byte, mtime time.Time) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(h *tar.Header, body []byte) {
+		h.ModTime, h.Format = mtime, tar.FormatPAX
+		if err := tw.WriteHeader(h); err != nil {
+			log.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for _, d := range []string{"etc/", "usr/", "usr/local/", "usr/local/bin/"} {
+		add(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil)
+	}
+	add(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}, nil)
+	passwd := []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")
+	group := []byte("root:x:0:\nnonroot:x:65532:\n")
+	add(&tar.Header{Name: "etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(passwd))}, passwd)
+	add(&tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(group))}, group)
+	add(&tar.Header{Name: "usr/local/bin/pv-controller-manager", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}, bin)
+	if err := tw.Close(); err != nil {
+		log.Fatal(err)
+	}
+	return buf.Bytes()
+}
