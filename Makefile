@@ -88,7 +88,7 @@ demo: ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod
 bench: ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm (hack/bench.sh)
 	hack/bench.sh
 
-E2E_FLAGS ?= --label-filter='!slow'
+E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e
 e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
 	SYNC_PERIOD=5m hack/local-up.sh
@@ -102,4 +102,12 @@ e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast 
 
 .PHONY: e2e-slow
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
-	$(MAKE) e2e E2E_FLAGS=
+	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"
+
+.PHONY: e2e-node
+e2e-node: ## Static-pod rollout on a real kubelet + containerd (root; apt-get): KCM static pod, rollout enable/disable, guard, liveness
+	hack/e2e-node.sh
+
+.PHONY: e2e-node-down
+e2e-node-down: ## Stop what e2e-node left running (E2E_NODE_KEEP=1)
+	hack/e2e-node.sh down

@@ -1,9 +1,11 @@
-// Command image builds the pv-controller-manager container image without a container engine and
+// Command image builds a container image from static binaries without a container engine and
 // writes it as an image tarball (docker-archive layout with manifest.json, the format that
 // `kind load image-archive`, `ctr images import` and `docker load` read). `make image` runs it.
 //
-// The image is FROM scratch: the static binary at /usr/local/bin/pv-controller-manager, an
-// /etc/passwd naming the non-root uid 65532, /tmp; user 65532:65532. The Dockerfile builds the same.
+// By default it is the pv-controller-manager image: FROM scratch, the static binary at
+// /usr/local/bin/pv-controller-manager, an /etc/passwd naming the non-root uid 65532, /tmp; user
+// 65532:65532 (the Dockerfile builds the same). --file, --entrypoint and --user make other images
+// the same way (make e2e-node builds its pause and kube-controller-manager images with it).
 package main
 
 import (
@@ -14,6 +16,8 @@ import (
 	"io"
 	"log"
 	"os"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -30,11 +34,22 @@ func main() {
 	arch := flag.String("arch", "amd64", "GOARCH of the binary")
 	version := flag.String("version", "dev", "org.opencontainers.image.version label")
 	revision := flag.String("revision", "", "org.opencontainers.image.revision label")
+	var files fileFlags
+	flag.Var(&files, "file", "SRC=DEST: put the file SRC at DEST in the image, mode 0755 (repeatable; replaces --binary)")
+	entrypoint := flag.String("entrypoint", "/usr/local/bin/pv-controller-manager", "comma-separated entrypoint; empty for none")
+	user := flag.String("user", "65532:65532", "image user")
+	title := flag.String("title", "pv-controller-manager", "org.opencontainers.image.title label")
 	flag.Parse()
 
-	bin, err := os.ReadFile(*binary)
-	if err != nil {
-		log.Fatalf("--binary: %v", err)
+	if len(files) == 0 {
+		files = fileFlags{{src: *binary, dest: "usr/local/bin/pv-controller-manager"}}
+	}
+	for i := range files {
+		data, err := os.ReadFile(files[i].src)
+		if err != nil {
+			log.Fatalf("--file/--binary: %v", err)
+		}
+		files[i].data = data
 	}
 	ref, err := name.ParseReference(*tag)
 	if err != nil {
@@ -43,7 +58,7 @@ func main() {
 	// Fixed timestamps: the same binary gives the same image digest.
 	epoch := time.Unix(0, 0).UTC()
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(rootfs(bin, epoch))), nil
+		return io.NopCloser(bytes.NewReader(rootfs(files, epoch))), nil
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -59,11 +74,14 @@ func main() {
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", *arch
 	cfg.Created = v1.Time{Time: epoch}
-	cfg.Config.User = "65532:65532"
-	cfg.Config.Entrypoint = []string{"/usr/local/bin/pv-controller-manager"}
+	cfg.Config.User = *user
+	if *entrypoint != "" {
+		cfg.Config.Entrypoint = strings.Split(*entrypoint, ",")
+	}
+	cfg.Config.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":    "pv-controller-manager",
+		"org.opencontainers.image.title":    *title,
 		"org.opencontainers.image.source":   "https://github.com/fastpv/pv-controller-manager",
 		"org.opencontainers.image.version":  *version,
 		"org.opencontainers.image.revision": *revision,
@@ -91,8 +109,25 @@ func dir(path string) string {
 	return "."
 }
 
-// rootfs is the single layer: directories, /etc/passwd and /etc/group for uid 65532, the binary.
-func rootfs(bin []byte, mtime time.Time) []byte {
+type file struct {
+	src, dest string
+	data      []byte
+}
+
+type fileFlags []file
+
+func (f *fileFlags) String() string { return fmt.Sprint(*f) }
+func (f *fileFlags) Set(v string) error {
+	src, dest, ok := strings.Cut(v, "=")
+	if !ok || src == "" || dest == "" {
+		return fmt.Errorf("want SRC=DEST, got %q", v)
+	}
+	*f = append(*f, file{src: src, dest: strings.TrimPrefix(dest, "/")})
+	return nil
+}
+
+// rootfs is the single layer: directories, /etc/passwd and /etc/group for uid 65532, the files.
+func rootfs(files []file, mtime time.Time) []byte {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(h *tar.Header, body []byte) {
@@ -104,15 +139,31 @@ func rootfs(bin []byte, mtime time.Time) []byte {
 			log.Fatal(err)
 		}
 	}
-	for _, d := range []string{"etc/", "usr/", "usr/local/", "usr/local/bin/"} {
-		add(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil)
+	dirs := map[string]bool{}
+	mkdirs := func(p string) {
+		var parts []string
+		for _, part := range strings.Split(path.Dir(p), "/") {
+			if part == "." || part == "" {
+				continue
+			}
+			parts = append(parts, part)
+			d := strings.Join(parts, "/") + "/"
+			if !dirs[d] {
+				dirs[d] = true
+				add(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil)
+			}
+		}
 	}
+	mkdirs("etc/passwd")
 	add(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}, nil)
 	passwd := []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")
 	group := []byte("root:x:0:\nnonroot:x:65532:\n")
 	add(&tar.Header{Name: "etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(passwd))}, passwd)
 	add(&tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(group))}, group)
-	add(&tar.Header{Name: "usr/local/bin/pv-controller-manager", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}, bin)
+	for _, f := range files {
+		mkdirs(f.dest)
+		add(&tar.Header{Name: f.dest, Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(f.data))}, f.data)
+	}
 	if err := tw.Close(); err != nil {
 		log.Fatal(err)
 	}
