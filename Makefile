@@ -104,6 +104,10 @@ e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast 
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
 	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"
 
+.PHONY: e2e-kind
+e2e-kind: ## Same suite on kind after the static-pod rollout; needs docker/podman: NOT runnable on this machine (hack/e2e-kind.sh)
+	hack/e2e-kind.sh
+
 .PHONY: e2e-node
 e2e-node: ## Static-pod rollout on a real kubelet + containerd (root; apt-get): KCM static pod, rollout enable/disable, guard, liveness
 	hack/e2e-node.sh

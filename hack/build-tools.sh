@@ -6,11 +6,13 @@
 #   kubelet (only for make e2e-node; not in the default set)
 #                                 hack/tools/go.mod (k8s.io/kubernetes, same pin as our controller)
 #   kwok, kwokctl                 KWOK_VERSION below
+#   kind                          KIND_VERSION below (only make e2e-kind; not in the default set)
 # Usage: hack/build-tools.sh [name...]   (default: all)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+KIND_VERSION="${KIND_VERSION:-v0.33.0}" # only for make e2e-kind
 TOOLS_BIN="${TOOLS_BIN:-${REPO_ROOT}/_output/tools/bin}"
 mkdir -p "${TOOLS_BIN}"
 export CGO_ENABLED=0 GOWORK=off
@@ -52,6 +54,9 @@ for name in "${want[@]}"; do
   kwok | kwokctl)
     build "${name}" "${KWOK_VERSION}" \
       env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "sigs.k8s.io/kwok/cmd/${name}@${KWOK_VERSION}"
+    ;;
+  kind)
+    build kind "${KIND_VERSION}" env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "sigs.k8s.io/kind@${KIND_VERSION}"
     ;;
   ginkgo)
     build ginkgo "$(modversion "${tools_dir}" github.com/onsi/ginkgo/v2)" \
