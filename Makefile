@@ -85,8 +85,12 @@ demo: ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod
 		--with-pods --count $(DEMO_COUNT) --concurrency $(DEMO_CONCURRENCY)
 
 .PHONY: bench
-bench: ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm (hack/bench.sh)
+bench: ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm, write ceiling, report.md + CDF PNGs (hack/bench.sh)
 	hack/bench.sh
+
+.PHONY: bench-quick
+bench-quick: ## Small-N smoke run of the benchmark (100 pairs) into _output/bench-quick
+	hack/bench.sh --quick
 
 E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e

@@ -8,8 +8,15 @@
 # Environment: QPS_LIST ("1000"), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200),
 #   CONCURRENCY (50), SCENARIOS ("prebound pvc-first matched"), SYNC_PERIOD (15s; pvc-first: 60s),
 #   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
-#   write counts, and no audit cost in the apiserver).
+#   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
+#   throughput first, on a fresh cluster with no binder; 0: skip).
+# --quick: COUNT=100, PVC_FIRST_COUNT=50, QPS_LIST=1000, OUT=_output/bench-quick (a smoke run, minutes).
+# After the runs, hack/tools/benchreport writes OUT/report.md and OUT/cdf-*.png.
 set -euo pipefail
+if [[ "${1:-}" == "--quick" ]]; then
+  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-1000}"
+  OUT="${OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/_output/bench-quick}"
+fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
 
@@ -39,21 +46,35 @@ binder_pid() {
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 summary="${OUT}/summary.txt"
+start_cluster() { # start_cluster ARM QPS SYNC
+  CLUSTER_NAME=bench hack/local-down.sh >/dev/null
+  CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="$1" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
+    hack/local-up.sh >/dev/null
+}
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-)" >"${summary}"
+if [[ "${CEILING:-1}" == "1" ]]; then
+  # The apiserver's write throughput on this machine, now: KCM without its binder, ours stopped.
+  ceiling_pairs=$((COUNT > 2000 ? 2000 : COUNT))
+  echo "=== write ceiling: ${ceiling_pairs} pairs, ${CONCURRENCY} clients, no binder running" | tee -a "${summary}"
+  start_cluster ours 1000 15s
+  CLUSTER_NAME=bench hack/local-down.sh --binder-only
+  bin/pv-load --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario write-ceiling --count "${ceiling_pairs}" \
+    --concurrency "${CONCURRENCY}" --qps 100000 --prefix ceiling --json "${OUT}/write-ceiling.json" --cleanup=false | tee -a "${summary}"
+fi
 for qps in ${QPS_LIST}; do
   for scenario in ${SCENARIOS}; do
     sync="${SYNC_PERIOD}" count="${COUNT}"
     if [[ "${scenario}" == "pvc-first" ]]; then sync=60s count="${PVC_FIRST_COUNT}"; fi
     for arm in ${ARMS}; do
-      CLUSTER_NAME=bench hack/local-down.sh >/dev/null
       echo "=== ${scenario}, ${count} claims, ${arm}, binder QPS ${qps}, sync period ${sync}" | tee -a "${summary}"
-      CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="${arm}" KUBE_API_QPS="${qps}" KUBE_API_BURST="${qps}" SYNC_PERIOD="${sync}" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
-        hack/local-up.sh >/dev/null
+      start_cluster "${arm}" "${qps}" "${sync}"
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
       result="${OUT}/${scenario}-qps${qps}-${arm}.json"
+      verified=false
       bin/pv-load --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --count "${count}" \
-        --concurrency "${CONCURRENCY}" --json "${result}" --cleanup=false --timeout 15m | tee -a "${summary}"
+        --concurrency "${CONCURRENCY}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
+      grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
       cpu_after="$(cpu_seconds "${pid}")"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
@@ -62,8 +83,18 @@ for qps in ${QPS_LIST}; do
         writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
         conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
       fi
+      cpu="$(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}')"
+      rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
+      json_num() { [[ "$1" == "n/a" ]] && echo null || echo "$1"; }
+      cat >"${OUT}/${scenario}-qps${qps}-${arm}.meta.json" <<JSON
+{"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
+ "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
+ "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ARGS:-}")", "verified": ${verified}}
+JSON
       echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
   done
 done
-echo "results in ${OUT}"
+rm -f "${OUT}/.last-run"
+(cd hack/tools/benchreport && GOWORK=off go run . "${OUT}")
+echo "results in ${OUT} (report.md, cdf-*.png)"

@@ -30,7 +30,7 @@ func main() {
 		cleanup    = flag.Bool("cleanup", true, "delete the objects after the run")
 		noProgress = flag.Bool("quiet", false, "no progress bar")
 	)
-	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | pvc-first | matched")
+	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | pvc-first | matched | write-ceiling (the apiserver's write throughput; run it with no binder)")
 	flag.StringVar(&cfg.Namespace, "namespace", "pv-load", "namespace of the claims (created if missing)")
 	flag.StringVar(&cfg.Prefix, "prefix", "load", "name prefix and loadgen label value of the objects")
 	flag.IntVar(&cfg.Count, "count", 300, "number of PV/PVC pairs")
@@ -88,6 +88,9 @@ func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cle
 	if progress {
 		cfg.Progress = os.Stderr
 	}
+	if cfg.Scenario == loadgen.ScenarioWriteCeiling {
+		return runCeiling(ctx, client, cfg, jsonOut, cleanup)
+	}
 	result, err := loadgen.Run(ctx, client, cfg)
 	if err != nil {
 		return err
@@ -119,4 +122,25 @@ func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cle
 		return fmt.Errorf("%d claims were not Bound within %s", result.Unbound, cfg.Timeout)
 	}
 	return verifyErr
+}
+
+func runCeiling(ctx context.Context, client clientset.Interface, cfg loadgen.Config, jsonOut string, cleanup bool) error {
+	result, err := loadgen.MeasureWriteCeiling(ctx, client, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Println(result.Summary())
+	if jsonOut != "" {
+		data, err := json.MarshalIndent(result, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if cleanup {
+		return loadgen.Cleanup(ctx, client, cfg)
+	}
+	return nil
 }

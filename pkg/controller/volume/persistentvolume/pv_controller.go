@@ -958,6 +958,9 @@ func (ctrl *PersistentVolumeController) updateVolumePhase(ctx context.Context, v
 		return newVol, err
 	}
 	logger.V(2).Info("Volume entered phase", "volumeName", volume.Name, "phase", phase)
+	if phase == v1.VolumeAvailable {
+		ctrl.enqueueClaimsFittingVolume(ctx, newVol)
+	}
 	return newVol, err
 }
 

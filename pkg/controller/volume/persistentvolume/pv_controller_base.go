@@ -156,6 +156,9 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 	if err := p.ClaimInformer.Informer().AddIndexers(cache.Indexers{claimVolumeNameIndex: claimVolumeNameIndexFunc}); err != nil {
 		return nil, fmt.Errorf("could not add claim volumeName index: %w", err)
 	}
+	if err := p.ClaimInformer.Informer().AddIndexers(cache.Indexers{unboundClaimClassIndex: unboundClaimClassIndexFunc}); err != nil {
+		return nil, fmt.Errorf("could not add unbound claim class index: %w", err)
+	}
 	controller.claimIndexer = p.ClaimInformer.Informer().GetIndexer()
 
 	controller.classLister = p.ClassInformer.Lister()

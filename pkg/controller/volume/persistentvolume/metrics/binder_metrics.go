@@ -34,6 +34,8 @@ const (
 	RequeueError = "error"
 	// RequeueVolumeChanged is a claim queued because the volume it names was added or changed.
 	RequeueVolumeChanged = "volume-changed"
+	// RequeueVolumeAvailable is an unbound claim queued because a volume it fits became Available.
+	RequeueVolumeAvailable = "volume-available"
 	// RequeueResync is an unsettled claim or volume queued by the periodic resync.
 	RequeueResync = "resync"
 	// RequeueFullResync is any claim or volume queued by the full resync.

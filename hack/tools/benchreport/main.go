@@ -1,0 +1,253 @@
+// Command benchreport turns a `make bench` output directory into report.md (one table per
+// scenario, both arms side by side, against the apiserver's write ceiling measured in the same run)
+// and one PNG per scenario with the claim->Bound latency CDF of each arm.
+//
+//	go run . DIR
+//
+// DIR holds, per run, SCENARIO-qpsQPS-ARM.json (pv-load's result) and SCENARIO-qpsQPS-ARM.meta.json
+// (hack/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"log"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+type sample struct {
+	Claim   string        `json:"claim"`
+	Latency time.Duration `json:"latencyNs"`
+}
+
+type result struct {
+	Scenario       string        `json:"scenario"`
+	Count          int           `json:"count"`
+	Samples        []sample      `json:"samples"`
+	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
+	Unbound        int           `json:"unbound"`
+}
+
+type meta struct {
+	Arm         string  `json:"arm"`
+	Scenario    string  `json:"scenario"`
+	QPS         string  `json:"qps"`
+	SyncPeriod  string  `json:"syncPeriod"`
+	Count       int     `json:"count"`
+	Writes      *int    `json:"writes"`
+	Conflicts   *int    `json:"conflicts"`
+	CPUSeconds  float64 `json:"cpuSeconds"`
+	PeakRSSMiB  float64 `json:"peakRSSMiB"`
+	BinderFlags string  `json:"binderFlags"`
+	Verified    bool    `json:"verified"`
+}
+
+type ceiling struct {
+	Pairs           int     `json:"pairs"`
+	Concurrency     int     `json:"concurrency"`
+	WritesPerSecond float64 `json:"writesPerSecond"`
+	BindWritesPerS  float64 `json:"bindWritesPerSecond"`
+}
+
+type run struct {
+	key     string // scenario-qpsN
+	arm     string
+	result  result
+	meta    meta
+	hasMeta bool // runs before the meta files existed show n/a
+}
+
+var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-(upstream|ours)\.json$`)
+
+func main() {
+	if len(os.Args) != 2 {
+		log.Fatal("usage: benchreport DIR")
+	}
+	dir := os.Args[1]
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	groups := map[string][]run{}
+	for _, e := range entries {
+		m := runFile.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		r := run{key: m[1], arm: m[2]}
+		mustRead(filepath.Join(dir, e.Name()), &r.result)
+		metaPath := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".json")+".meta.json")
+		if _, err := os.Stat(metaPath); err == nil {
+			mustRead(metaPath, &r.meta)
+			r.hasMeta = true
+		} else {
+			r.meta.QPS = strings.TrimPrefix(regexp.MustCompile(`qps[0-9]+$`).FindString(r.key), "qps")
+			r.meta.SyncPeriod = "?"
+		}
+		groups[r.key] = append(groups[r.key], r)
+	}
+	var ceil *ceiling
+	if _, err := os.Stat(filepath.Join(dir, "write-ceiling.json")); err == nil {
+		ceil = &ceiling{}
+		mustRead(filepath.Join(dir, "write-ceiling.json"), ceil)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+
+	var md strings.Builder
+	header, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	fmt.Fprintf(&md, "# Benchmark %s\n\n", filepath.Base(dir))
+	if line, _, _ := strings.Cut(string(header), "\n"); strings.HasPrefix(line, "#") {
+		fmt.Fprintf(&md, "Machine and build: `%s`\n\n", strings.TrimSpace(strings.TrimPrefix(line, "#")))
+	}
+	if ceil != nil {
+		fmt.Fprintf(&md, "Apiserver write ceiling, measured in the same session with no binder running (`write-ceiling.json`): "+
+			"**%.0f writes/s** (creates and the 4 writes of a bind, %d clients). The floor for N pairs is (2N creates + 4N bind writes) / ceiling.\n\n",
+			ceil.WritesPerSecond, ceil.Concurrency)
+	}
+	for _, key := range keys {
+		runs := groups[key]
+		slices.SortFunc(runs, func(a, b run) int { return strings.Compare(b.arm, a.arm) }) // upstream first
+		first := runs[0]
+		fmt.Fprintf(&md, "## %s: %d claims, binder QPS %s, sync period %s\n\n", first.result.Scenario, first.result.Count, first.meta.QPS, first.meta.SyncPeriod)
+		fmt.Fprintln(&md, "| arm | p50 | p90 | p99 | max | all bound | floor (ceiling) | writes/bind | 409s | binder CPU | peak RSS | one-to-one |")
+		fmt.Fprintln(&md, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, r := range runs {
+			floor := "n/a"
+			if ceil != nil && ceil.WritesPerSecond > 0 {
+				f := time.Duration((6 * float64(r.result.Count)) / ceil.WritesPerSecond * float64(time.Second))
+				floor = fmt.Sprintf("%s (%.1fx)", secs(f), r.result.TimeToAllBound.Seconds()/f.Seconds())
+			}
+			writes, conflicts := "n/a", "n/a"
+			if r.meta.Writes != nil && r.result.Count > 0 {
+				writes = fmt.Sprintf("%.2f", float64(*r.meta.Writes)/float64(r.result.Count))
+			}
+			if r.meta.Conflicts != nil {
+				conflicts = fmt.Sprint(*r.meta.Conflicts)
+			}
+			arm := r.arm
+			if arm == "ours" {
+				arm = "**ours**"
+			}
+			verified, cpu, rss := "yes", "n/a", "n/a"
+			if !r.hasMeta {
+				verified = "n/a"
+			} else {
+				if !r.meta.Verified {
+					verified = "NO"
+				}
+				cpu, rss = fmt.Sprintf("%.1f s", r.meta.CPUSeconds), fmt.Sprintf("%.0f MiB", r.meta.PeakRSSMiB)
+			}
+			if r.result.Unbound > 0 {
+				verified += fmt.Sprintf(" (%d unbound)", r.result.Unbound)
+			}
+			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", arm,
+				secs(pct(r.result, 0.50)), secs(pct(r.result, 0.90)), secs(pct(r.result, 0.99)), secs(pct(r.result, 1)),
+				secs(r.result.TimeToAllBound), floor, writes, conflicts, cpu, rss, verified)
+		}
+		if up, ours := find(runs, "upstream"), find(runs, "ours"); up != nil && ours != nil && pct(up.result, 1) > 0 {
+			fmt.Fprintf(&md, "\nours / upstream: max latency %.2f, p50 %.2f, time to all bound %.2f.\n",
+				pct(ours.result, 1).Seconds()/pct(up.result, 1).Seconds(),
+				pct(ours.result, 0.5).Seconds()/math.Max(pct(up.result, 0.5).Seconds(), 1e-9),
+				ours.result.TimeToAllBound.Seconds()/up.result.TimeToAllBound.Seconds())
+		}
+		png := "cdf-" + key + ".png"
+		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintf(&md, "\n![claim->Bound latency CDF, %s](%s)\n\n", key, png)
+	}
+	fmt.Fprintln(&md, "Latency is claim creation to Bound, seen by a watch in the load generator; \"all bound\" is from the first create to the last Bound. "+
+		"Writes and 409s come from the apiserver audit log (user agent persistent-volume-binder); CPU and RSS of the binder process (upstream: all of KCM).")
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("benchreport: wrote %s\n", filepath.Join(dir, "report.md"))
+}
+
+func find(runs []run, arm string) *run {
+	for i := range runs {
+		if runs[i].arm == arm {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
+func pct(r result, p float64) time.Duration {
+	if len(r.Samples) == 0 {
+		return 0
+	}
+	lat := make([]time.Duration, len(r.Samples))
+	for i, s := range r.Samples {
+		lat[i] = s.Latency
+	}
+	slices.Sort(lat)
+	i := int(math.Ceil(p*float64(len(lat)))) - 1
+	return lat[max(0, min(i, len(lat)-1))]
+}
+
+func secs(d time.Duration) string {
+	if d >= time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+func plotCDF(path, title string, runs []run) error {
+	p := plot.New()
+	p.Title.Text = "claim->Bound latency CDF: " + title
+	p.X.Label.Text = "seconds after claim creation"
+	p.Y.Label.Text = "fraction of claims Bound"
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Add(plotter.NewGrid())
+	colors := map[string]color.Color{"upstream": color.RGBA{R: 200, G: 60, B: 40, A: 255}, "ours": color.RGBA{R: 30, G: 90, B: 200, A: 255}}
+	for _, r := range runs {
+		lat := make([]float64, len(r.result.Samples))
+		for i, s := range r.result.Samples {
+			lat[i] = s.Latency.Seconds()
+		}
+		slices.Sort(lat)
+		pts := make(plotter.XYs, 0, len(lat)+1)
+		pts = append(pts, plotter.XY{X: 0, Y: 0})
+		for i, x := range lat {
+			pts = append(pts, plotter.XY{X: x, Y: float64(i+1) / float64(r.result.Count)})
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		line.Color = colors[r.arm]
+		line.Width = vg.Points(2)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (max %s)", r.arm, secs(pct(r.result, 1))), line)
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), vg.Points(10)
+	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
+}
+
+func mustRead(path string, v any) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		log.Fatalf("%s: %v", path, err)
+	}
+}

@@ -1,0 +1,106 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+)
+
+// ScenarioWriteCeiling measures the apiserver, not a binder: run it with no binder running.
+const ScenarioWriteCeiling = "write-ceiling"
+
+// CeilingResult is the apiserver's write throughput for the writes a bind needs.
+type CeilingResult struct {
+	Pairs       int `json:"pairs"`
+	Concurrency int `json:"concurrency"`
+	// Creates: Pairs PVs and Pairs PVCs, as the seed load creates them.
+	Creates        int           `json:"creates"`
+	CreateDuration time.Duration `json:"createDurationNs"`
+	// BindWrites: per pair the four writes of a bind (PV update, PV status, PVC update, PVC status),
+	// issued by Concurrency clients, pair after pair like a binder's workers.
+	BindWrites        int           `json:"bindWrites"`
+	BindWriteDuration time.Duration `json:"bindWriteDurationNs"`
+	// WritesPerSecond over creates and bind writes together.
+	WritesPerSecond float64 `json:"writesPerSecond"`
+	// BindWritesPerSecond over the bind writes alone.
+	BindWritesPerSecond float64 `json:"bindWritesPerSecond"`
+}
+
+// Floor returns the shortest possible time to create n pairs and bind them with writesPerBind
+// writes each, at the measured throughput: every write has to pass the apiserver.
+func (r *CeilingResult) Floor(n int, writesPerBind float64) time.Duration {
+	if r.WritesPerSecond <= 0 {
+		return 0
+	}
+	return time.Duration((2*float64(n) + writesPerBind*float64(n)) / r.WritesPerSecond * float64(time.Second))
+}
+
+// MeasureWriteCeiling creates cfg.Count PV/PVC pairs, then performs on each pair the four writes a
+// bind performs (the PV's claimRef, its status, the claim's annotations, its status), with
+// cfg.Concurrency clients, and reports the throughput. The objects mimic a bind but no claim is
+// really bound (the status is written back unchanged in phase). Run it without a binder.
+func MeasureWriteCeiling(ctx context.Context, client clientset.Interface, cfg Config) (*CeilingResult, error) {
+	if cfg.Count <= 0 || cfg.Concurrency <= 0 || cfg.Namespace == "" || cfg.Prefix == "" {
+		return nil, fmt.Errorf("loadgen: count, concurrency, namespace and prefix are required")
+	}
+	cfg.Scenario = ScenarioPrebound
+	res := &CeilingResult{Pairs: cfg.Count, Concurrency: cfg.Concurrency}
+	// The created objects are kept: like a binder reading its informer cache, the writes below
+	// need no GET.
+	pvs := make([]*v1.PersistentVolume, cfg.Count+1)
+	pvcs := make([]*v1.PersistentVolumeClaim, cfg.Count+1)
+	start := time.Now()
+	err := forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+		var err error
+		if pvs[i], err = client.CoreV1().PersistentVolumes().Create(ctx, cfg.Volume(i), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		pvcs[i], err = client.CoreV1().PersistentVolumeClaims(cfg.Namespace).Create(ctx, cfg.Claim(i), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Creates, res.CreateDuration = 2*cfg.Count, time.Since(start)
+
+	start = time.Now()
+	err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+		name := cfg.name(i)
+		pv := pvs[i]
+		var err error
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: cfg.Namespace, Name: name}
+		if pv, err = client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		pv.Status.Message = "write-ceiling"
+		if _, err = client.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		pvc := pvcs[i]
+		metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/write-ceiling", "yes")
+		if pvc, err = client.CoreV1().PersistentVolumeClaims(cfg.Namespace).Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		pvc.Status.Phase = v1.ClaimPending
+		_, err = client.CoreV1().PersistentVolumeClaims(cfg.Namespace).UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.BindWrites, res.BindWriteDuration = 4*cfg.Count, time.Since(start)
+	res.BindWritesPerSecond = float64(res.BindWrites) / res.BindWriteDuration.Seconds()
+	res.WritesPerSecond = float64(res.Creates+res.BindWrites) / (res.CreateDuration + res.BindWriteDuration).Seconds()
+	return res, nil
+}
+
+// Summary is one line for humans.
+func (r *CeilingResult) Summary() string {
+	return fmt.Sprintf("write ceiling: %d creates in %s, %d bind writes in %s (%.0f/s); %.0f writes/s overall, %d clients",
+		r.Creates, r.CreateDuration.Round(time.Millisecond), r.BindWrites, r.BindWriteDuration.Round(time.Millisecond),
+		r.BindWritesPerSecond, r.WritesPerSecond, r.Concurrency)
+}
