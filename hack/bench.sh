@@ -5,16 +5,18 @@
 # sync period. Per run: claim->Bound latencies (JSON), API writes and 409s of the binder (apiserver
 # audit log, user agent persistent-volume-binder), binder CPU seconds and peak RSS.
 #
-# Environment: QPS_LIST ("1000"), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200),
+# Environment: QPS_LIST ("1000"), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200;
+#   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
 #   CONCURRENCY (50), SCENARIOS ("prebound pvc-first matched"), SYNC_PERIOD (15s; pvc-first: 60s),
 #   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
-#   throughput first, on a fresh cluster with no binder; 0: skip).
+#   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
+#   generator, 100000: the objects are created as fast as the apiserver takes them).
 # --quick: COUNT=100, PVC_FIRST_COUNT=50, QPS_LIST=1000, OUT=_output/bench-quick (a smoke run, minutes).
 # After the runs, hack/tools/benchreport writes OUT/report.md and OUT/cdf-*.png.
 set -euo pipefail
 if [[ "${1:-}" == "--quick" ]]; then
-  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-1000}"
+  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-1000}" PREBOUND_COUNTS="${PREBOUND_COUNTS:-100}"
   OUT="${OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/_output/bench-quick}"
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,6 +28,7 @@ COUNT="${COUNT:-1000}"
 PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-200}"
 CONCURRENCY="${CONCURRENCY:-50}"
 SCENARIOS="${SCENARIOS:-prebound pvc-first matched}"
+PREBOUND_COUNTS="${PREBOUND_COUNTS:-${COUNT} 10000}"
 SYNC_PERIOD="${SYNC_PERIOD:-15s}"
 OUT="${OUT:-${REPO_ROOT}/docs/benchmarks/$(date -u +%Y-%m-%d)}"
 export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
@@ -62,18 +65,25 @@ if [[ "${CEILING:-1}" == "1" ]]; then
     --concurrency "${CONCURRENCY}" --qps 100000 --prefix ceiling --json "${OUT}/write-ceiling.json" --cleanup=false | tee -a "${summary}"
 fi
 for qps in ${QPS_LIST}; do
+  runs=()
   for scenario in ${SCENARIOS}; do
-    sync="${SYNC_PERIOD}" count="${COUNT}"
-    if [[ "${scenario}" == "pvc-first" ]]; then sync=60s count="${PVC_FIRST_COUNT}"; fi
+    case "${scenario}" in
+    prebound) for n in ${PREBOUND_COUNTS}; do runs+=("prebound ${n} ${SYNC_PERIOD}"); done ;;
+    pvc-first) runs+=("pvc-first ${PVC_FIRST_COUNT} 60s") ;;
+    *) runs+=("${scenario} ${COUNT} ${SYNC_PERIOD}") ;;
+    esac
+  done
+  for spec in "${runs[@]}"; do
+    read -r scenario count sync <<<"${spec}"
     for arm in ${ARMS}; do
       echo "=== ${scenario}, ${count} claims, ${arm}, binder QPS ${qps}, sync period ${sync}" | tee -a "${summary}"
       start_cluster "${arm}" "${qps}" "${sync}"
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
-      result="${OUT}/${scenario}-qps${qps}-${arm}.json"
+      result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
       verified=false
       bin/pv-load --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --count "${count}" \
-        --concurrency "${CONCURRENCY}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
+        --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
       grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
       cpu_after="$(cpu_seconds "${pid}")"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
@@ -86,7 +96,7 @@ for qps in ${QPS_LIST}; do
       cpu="$(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}')"
       rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
       json_num() { [[ "$1" == "n/a" ]] && echo null || echo "$1"; }
-      cat >"${OUT}/${scenario}-qps${qps}-${arm}.meta.json" <<JSON
+      cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
 {"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
  "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ARGS:-}")", "verified": ${verified}}
