@@ -42,14 +42,14 @@ down() {
   pkill -f "kubelet --config=${WORK}/kubelet-config.yaml" 2>/dev/null || true
   for _ in $(seq 1 50); do pgrep -f "kubelet --config=${WORK}/kubelet-config.yaml" >/dev/null || break; sleep 0.1; done
   # Static pods outlive the kubelet: stop their containers.
-  if [[ -S "$(hack/containerd.sh socket)" ]]; then
-    local ctr=(ctr -a "$(hack/containerd.sh socket)" -n k8s.io)
+  if [[ -S "$("${REPO_ROOT}/hack/containerd.sh" socket)" ]]; then
+    local ctr=(ctr -a "$("${REPO_ROOT}/hack/containerd.sh" socket)" -n k8s.io)
     for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks kill -s SIGKILL "${id}" >/dev/null 2>&1 || true; done
     for _ in $(seq 1 30); do [[ -z "$("${ctr[@]}" tasks ls -q 2>/dev/null)" ]] && break; sleep 0.2; done
     for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "${id}" >/dev/null 2>&1 || true; done
     for id in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "${id}" >/dev/null 2>&1 || true; done
   fi
-  hack/containerd.sh down || true
+  "${REPO_ROOT}/hack/containerd.sh" down || true
   "${TOOLS_BIN}/kwokctl" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1 || true
   # Pod volumes (kubelet's root dir) may still be mounted.
   grep -o " ${WORK}/kubelet[^ ]*" /proc/mounts 2>/dev/null | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
@@ -78,7 +78,7 @@ mkimage --binary "${REPO_ROOT}/bin/pv-controller-manager" --tag "${OUR_IMAGE}" -
 
 echo "e2e-node: containerd"
 PAUSE_IMAGE="${PAUSE_IMAGE}" hack/containerd.sh up >/dev/null || skip "containerd did not start (see _output/containerd/containerd.log)"
-socket="$(hack/containerd.sh socket)"
+socket="$("${REPO_ROOT}/hack/containerd.sh" socket)"
 for tar in "${WORK}"/images/*.tar; do
   ctr -a "${socket}" -n k8s.io images import "${tar}" >/dev/null
 done
