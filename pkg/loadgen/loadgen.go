@@ -300,28 +300,62 @@ func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, nam
 		return fmt.Errorf("watching claims: %w", err)
 	}
 	go func() {
-		defer w.Stop()
+		lastRV := ""
 		for {
-			select {
-			case <-ctx.Done():
+			lastRV = t.consume(ctx, w, lastRV)
+			if ctx.Err() != nil {
 				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					// The watch closed (timeout on a long run): pick up where it was.
-					if ctx.Err() == nil {
-						_ = t.watch(ctx, client, namespace, prefix)
-					}
-					return
+			}
+			// The watch closed (timeout, or an overloaded apiserver on a long run): resume from the
+			// last event seen, so nothing is missed and nothing is observed twice; retry until it
+			// works. If that version is too old (410), start over: claims seen Bound again are
+			// ignored, the others are observed when their event comes.
+			for {
+				opts := metav1.ListOptions{LabelSelector: selector, ResourceVersion: lastRV, AllowWatchBookmarks: true}
+				w, err = client.CoreV1().PersistentVolumeClaims(namespace).Watch(ctx, opts)
+				if err == nil {
+					break
 				}
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					if claim, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
-						t.observe(claim, time.Now())
-					}
+				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+					lastRV = ""
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(200 * time.Millisecond):
 				}
 			}
 		}
 	}()
 	return nil
+}
+
+// consume reads w until it closes or ctx is done and returns the last resourceVersion seen.
+func (t *bindTracker) consume(ctx context.Context, w watch.Interface, lastRV string) string {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return lastRV
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return lastRV
+			}
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				if claim, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
+					t.observe(claim, time.Now())
+					lastRV = claim.ResourceVersion
+				}
+			case watch.Bookmark:
+				if claim, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
+					lastRV = claim.ResourceVersion
+				}
+			case watch.Error:
+				return "" // e.g. 410 Gone inside the stream: start over
+			}
+		}
+	}
 }
 
 func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {

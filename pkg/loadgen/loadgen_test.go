@@ -2,13 +2,18 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func boundPair(cfg *Config, i int, volumeName string, uid types.UID) (*v1.PersistentVolume, *v1.PersistentVolumeClaim) {
@@ -69,5 +74,44 @@ func TestPercentile(t *testing.T) {
 	}
 	if got := (&Result{}).Percentile(50); got != 0 {
 		t.Errorf("empty result p50 = %s, want 0", got)
+	}
+}
+
+// TestTrackerResumesAfterWatchCloses: on a long run the apiserver closes the watch (or fails to
+// re-open it for a while); claims bound afterwards must still be observed.
+func TestTrackerResumesAfterWatchCloses(t *testing.T) {
+	client := fake.NewClientset()
+	watchers := make(chan *watch.FakeWatcher, 3)
+	calls := atomic.Int32{}
+	client.PrependWatchReactor("persistentvolumeclaims", func(clienttesting.Action) (bool, watch.Interface, error) {
+		if calls.Add(1) == 2 {
+			return true, nil, errors.New("apiserver overloaded") // the first re-watch fails
+		}
+		w := watch.NewFakeWithChanSize(10, false)
+		watchers <- w
+		return true, w, nil
+	})
+	tracker := newBindTracker(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := tracker.watch(ctx, client, "ns", "load"); err != nil {
+		t.Fatal(err)
+	}
+	bound := func(name, rv string) *v1.PersistentVolumeClaim {
+		return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: rv},
+			Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound}}
+	}
+	first := <-watchers
+	first.Modify(bound("load-00001", "10"))
+	first.Stop()
+	second := <-watchers
+	second.Modify(bound("load-00002", "11"))
+	select {
+	case <-tracker.allBound:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("tracker saw %d of 2 bound claims after the watch was re-opened", tracker.count.Load())
+	}
+	if calls.Load() != 3 {
+		t.Errorf("watch calls = %d, want 3 (first, failed retry, resumed)", calls.Load())
 	}
 }
