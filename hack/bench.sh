@@ -79,6 +79,7 @@ for qps in ${QPS_LIST}; do
       done
       ;;
     pvc-first) runs+=("pvc-first ${PVC_FIRST_COUNT} 60s") ;;
+    none) ;; # only the write ceiling
     *) runs+=("${scenario} ${COUNT} ${SYNC_PERIOD}") ;;
     esac
   done

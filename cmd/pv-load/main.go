@@ -104,14 +104,8 @@ func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cle
 	if verifyErr == nil {
 		fmt.Println("verify: every volume is bound to exactly its own claim")
 	}
-	if jsonOut != "" {
-		data, err := json.MarshalIndent(result, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	if err := writeJSON(jsonOut, result); err != nil {
+		return err
 	}
 	if cleanup {
 		if err := loadgen.Cleanup(context.Background(), client, cfg); err != nil {
@@ -130,17 +124,23 @@ func runCeiling(ctx context.Context, client clientset.Interface, cfg loadgen.Con
 		return err
 	}
 	fmt.Println(result.Summary())
-	if jsonOut != "" {
-		data, err := json.MarshalIndent(result, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonOut, data, 0o644); err != nil {
-			return err
-		}
+	if err := writeJSON(jsonOut, result); err != nil {
+		return err
 	}
 	if cleanup {
 		return loadgen.Cleanup(ctx, client, cfg)
 	}
 	return nil
+}
+
+// writeJSON writes v, indented, to path; nothing when path is empty.
+func writeJSON(path string, v any) error {
+	if path == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }

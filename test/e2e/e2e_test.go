@@ -307,16 +307,7 @@ var _ = Describe("PersistentVolume binding", func() {
 		}
 		leaderPID, err := os.ReadFile(pidfile)
 		Expect(err).NotTo(HaveOccurred())
-		holderIn := func(ctx context.Context) func() (string, error) {
-			return func() (string, error) {
-				lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
-				if err != nil || lease.Spec.HolderIdentity == nil {
-					return "", err
-				}
-				return *lease.Spec.HolderIdentity, nil
-			}
-		}
-		holder := holderIn(ctx)
+		holder := leaseHolder(ctx)
 		before, err := holder()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(before).NotTo(BeEmpty(), "the running replica holds the Lease")
@@ -339,7 +330,7 @@ var _ = Describe("PersistentVolume binding", func() {
 			replacement.Stdout, replacement.Stderr = logFile, logFile
 			Expect(replacement.Start()).To(Succeed())
 			Expect(os.WriteFile(pidfile, []byte(fmt.Sprint(replacement.Process.Pid)), 0o644)).To(Succeed())
-			holder := holderIn(ctx) // the spec's ctx is done by now
+			holder := leaseHolder(ctx) // the spec's ctx is done by now
 			standbyHolder, err := holder()
 			Expect(err).NotTo(HaveOccurred())
 			Expect(standby.Process.Signal(syscall.SIGTERM)).To(Succeed())
@@ -443,6 +434,17 @@ var _ = Describe("Upstream binder guard", Serial, func() {
 		}
 	})
 })
+
+// leaseHolder reads the holder of our Lease (empty while nobody holds it).
+func leaseHolder(ctx context.Context) func() (string, error) {
+	return func() (string, error) {
+		lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil {
+			return "", err
+		}
+		return *lease.Spec.HolderIdentity, nil
+	}
+}
 
 // scrapeMetrics returns the /metrics body read with token, or a line saying what went wrong.
 func scrapeMetrics(ctx context.Context, url, token string) string {

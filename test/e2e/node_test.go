@@ -110,15 +110,6 @@ var _ = Describe("Static-pod rollout on a real node", Ordered, Serial, Label("no
 		}
 	}
 	preboundBinds := regexp.QuoteMeta(`pv_controller_claim_bind_duration_seconds_count{path="prebound"}`)
-	leaseHolder := func(ctx context.Context) func() (string, error) {
-		return func() (string, error) {
-			lease, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "pv-controller-manager", metav1.GetOptions{})
-			if err != nil || lease.Spec.HolderIdentity == nil {
-				return "", err
-			}
-			return *lease.Spec.HolderIdentity, nil
-		}
-	}
 
 	It("1. upstream KCM, a static pod from kubeadm's manifest, binds a pre-bound pair", func(ctx SpecContext) {
 		Eventually(ctx, kcmCommand(ctx)).WithTimeout(3 * time.Minute).WithPolling(time.Second).

@@ -27,19 +27,8 @@ import (
 const noResync = time.Hour
 
 func TestPVCMVolumeArrivesAfterPreBoundClaim(t *testing.T) {
-	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
-	defer s.TearDownFn()
-	namespaceName := "pvcm-pv-later"
-	tCtx := ktesting.Init(t)
-	defer tCtx.Cancel("test has completed")
-	testClient, ctrl, informers, watchPV, watchPVC := createClients(tCtx, namespaceName, t, s, noResync)
-	defer watchPV.Stop()
-	defer watchPVC.Stop()
-	ns := framework.CreateNamespaceOrDie(testClient, namespaceName, t)
-	defer framework.DeleteNamespaceOrDie(testClient, ns, t)
-	defer testClient.CoreV1().PersistentVolumes().DeleteCollection(context.TODO(), metav1.DeleteOptions{}, metav1.ListOptions{})
-	informers.Start(tCtx.Done())
-	go ctrl.Run(tCtx)
+	tCtx, testClient, ns, runController := setUpController(t, "pvcm-pv-later")
+	runController()
 
 	const n = 50
 	modes := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
@@ -76,17 +65,7 @@ func TestPVCMVolumeArrivesAfterPreBoundClaim(t *testing.T) {
 }
 
 func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
-	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
-	defer s.TearDownFn()
-	namespaceName := "pvcm-conflicts"
-	tCtx := ktesting.Init(t)
-	defer tCtx.Cancel("test has completed")
-	testClient, ctrl, informers, watchPV, watchPVC := createClients(tCtx, namespaceName, t, s, noResync)
-	defer watchPV.Stop()
-	defer watchPVC.Stop()
-	ns := framework.CreateNamespaceOrDie(testClient, namespaceName, t)
-	defer framework.DeleteNamespaceOrDie(testClient, ns, t)
-	defer testClient.CoreV1().PersistentVolumes().DeleteCollection(context.TODO(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	tCtx, testClient, ns, runController := setUpController(t, "pvcm-conflicts")
 
 	const prebound, matched = 150, 50
 	modes := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
@@ -117,8 +96,7 @@ func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
 	}
 	defer func() { stopWriter(); wg.Wait() }()
 
-	informers.Start(tCtx.Done())
-	go ctrl.Run(tCtx)
+	runController()
 	for i := range prebound + matched {
 		pvc := createPVC(fmt.Sprintf("claim-%03d", i), ns.Name, "1G", modes, "")
 		if i < prebound {
@@ -147,6 +125,27 @@ func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
 		if want := fmt.Sprintf("pvcm-storm-%03d", i); pvc.Spec.VolumeName != want {
 			t.Errorf("claim %s bound to %s, want %s", pvc.Name, pvc.Spec.VolumeName, want)
 		}
+	}
+}
+
+// setUpController starts an apiserver, our controller's clients with no resync, and a namespace;
+// runController starts the informers and the controller. Everything is torn down after the test.
+func setUpController(t *testing.T, namespaceName string) (ktesting.TContext, *clientset.Clientset, *v1.Namespace, func()) {
+	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
+	t.Cleanup(s.TearDownFn)
+	tCtx := ktesting.Init(t)
+	t.Cleanup(func() { tCtx.Cancel("test has completed") })
+	testClient, ctrl, informers, watchPV, watchPVC := createClients(tCtx, namespaceName, t, s, noResync)
+	t.Cleanup(watchPV.Stop)
+	t.Cleanup(watchPVC.Stop)
+	ns := framework.CreateNamespaceOrDie(testClient, namespaceName, t)
+	t.Cleanup(func() { framework.DeleteNamespaceOrDie(testClient, ns, t) })
+	t.Cleanup(func() {
+		_ = testClient.CoreV1().PersistentVolumes().DeleteCollection(context.TODO(), metav1.DeleteOptions{}, metav1.ListOptions{})
+	})
+	return tCtx, testClient, ns, func() {
+		informers.Start(tCtx.Done())
+		go ctrl.Run(tCtx)
 	}
 }
 
