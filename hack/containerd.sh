@@ -78,6 +78,8 @@ down() {
     for _ in $(seq 1 50); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.1; done
     rm -f "${CONTAINERD_DIR}/containerd.pid"
   fi
+  # Pod sandboxes leave their /dev/shm mounts behind when containerd stops under them.
+  grep -o " ${CONTAINERD_DIR}/[^ ]*" /proc/mounts 2>/dev/null | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 }
 
 case "${1:-}" in
