@@ -16,7 +16,7 @@
 # After the runs, hack/tools/benchreport writes OUT/report.md and OUT/cdf-*.png.
 set -euo pipefail
 if [[ "${1:-}" == "--quick" ]]; then
-  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-20 1000}" PREBOUND_COUNTS="${PREBOUND_COUNTS:-100}"
+  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-1000}" PREBOUND_COUNTS="${PREBOUND_COUNTS:-100}"
   OUT="${OUT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/_output/bench-quick}"
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
