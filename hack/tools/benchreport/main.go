@@ -135,9 +135,10 @@ func main() {
 			floor := "n/a"
 			if ceil != nil && ceil.WritesPerSecond > 0 {
 				f := time.Duration(writesAfterStart(r.result) / ceil.WritesPerSecond * float64(time.Second))
-				// The binder's client rate limit is a floor of its own: 4 writes per bind at --kube-api-qps.
+				// The binder's client rate limit is a floor of its own: 4 writes per bind at
+				// --kube-api-qps, after a first burst of --kube-api-burst (= QPS in the bench).
 				if qps, err := strconv.ParseFloat(r.meta.QPS, 64); err == nil && qps > 0 {
-					f = max(f, time.Duration(4*float64(r.result.Count)/qps*float64(time.Second)))
+					f = max(f, time.Duration(max(0, 4*float64(r.result.Count)-qps)/qps*float64(time.Second)))
 				}
 				floor = fmt.Sprintf("%s (%.1fx)", secs(f), r.result.TimeToAllBound.Seconds()/f.Seconds())
 			}
