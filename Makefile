@@ -40,7 +40,8 @@ rollout-tool: ## Build bin/pv-rollout (static), the manifest editor behind hack/
 
 .PHONY: test
 test: ## Unit tests: upstream's tests on the patched copy and our packages (-race)
-	go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/...
+	go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/...
+	cd hack/tools/benchreport && GOWORK=off go test $(GO_TEST_FLAGS) .
 
 INTEGRATION_FLAGS ?=
 .PHONY: test-integration

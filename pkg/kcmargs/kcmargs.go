@@ -89,16 +89,15 @@ func BinderEnabled(args []string) bool {
 	return BinderEnabledIn(controllers)
 }
 
-// IsKCMCommand tells whether command[0] (or, with an empty command, the image's entrypoint we
-// cannot see) is kube-controller-manager.
-func IsKCMCommand(command []string) bool {
+// isKCMCommand tells whether command[0] is kube-controller-manager.
+func isKCMCommand(command []string) bool {
 	return len(command) > 0 && path.Base(command[0]) == Binary
 }
 
 // ContainerArgs returns the KCM command line (binary excluded) of a container that runs
 // kube-controller-manager: by its command, or by its name when the command comes from the image.
 func ContainerArgs(command, args []string, name string) ([]string, bool) {
-	if IsKCMCommand(command) {
+	if isKCMCommand(command) {
 		return append(append([]string{}, command[1:]...), args...), true
 	}
 	if name == Binary && len(command) == 0 {

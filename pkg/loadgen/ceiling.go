@@ -30,15 +30,6 @@ type CeilingResult struct {
 	BindWritesPerSecond float64 `json:"bindWritesPerSecond"`
 }
 
-// Floor returns the shortest possible time to create n pairs and bind them with writesPerBind
-// writes each, at the measured throughput: every write has to pass the apiserver.
-func (r *CeilingResult) Floor(n int, writesPerBind float64) time.Duration {
-	if r.WritesPerSecond <= 0 {
-		return 0
-	}
-	return time.Duration((2*float64(n) + writesPerBind*float64(n)) / r.WritesPerSecond * float64(time.Second))
-}
-
 // MeasureWriteCeiling creates cfg.Count PV/PVC pairs, then performs on each pair the four writes a
 // bind performs (the PV's claimRef, its status, the claim's annotations, its status), with
 // cfg.Concurrency clients, and reports the throughput. The objects mimic a bind but no claim is

@@ -115,3 +115,38 @@ func TestTrackerResumesAfterWatchCloses(t *testing.T) {
 		t.Errorf("watch calls = %d, want 3 (first, failed retry, resumed)", calls.Load())
 	}
 }
+
+// TestMeasureWriteCeilingDoesABindsWrites: the ceiling is measured on exactly what a bind writes:
+// per pair two creates, then PV update, PV status, claim update, claim status, and no reads.
+func TestMeasureWriteCeilingDoesABindsWrites(t *testing.T) {
+	client := fake.NewClientset()
+	cfg := Config{Namespace: "ns", Prefix: "ceiling", Count: 5, Concurrency: 2}
+	res, err := MeasureWriteCeiling(context.Background(), client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Creates != 10 || res.BindWrites != 20 || res.WritesPerSecond <= 0 {
+		t.Errorf("result %+v, want 10 creates, 20 bind writes and a rate", res)
+	}
+	verbs := map[string]int{}
+	for _, a := range client.Actions() {
+		verbs[a.GetVerb()+" "+a.GetResource().Resource+"/"+a.GetSubresource()]++
+	}
+	want := map[string]int{
+		"create persistentvolumes/": 5, "create persistentvolumeclaims/": 5,
+		"update persistentvolumes/": 5, "update persistentvolumes/status": 5,
+		"update persistentvolumeclaims/": 5, "update persistentvolumeclaims/status": 5,
+	}
+	if len(verbs) != len(want) {
+		t.Errorf("API calls %v, want exactly %v", verbs, want)
+	}
+	for k, n := range want {
+		if verbs[k] != n {
+			t.Errorf("%s: %d calls, want %d", k, verbs[k], n)
+		}
+	}
+	pv, err := client.CoreV1().PersistentVolumes().Get(context.Background(), "ceiling-00003", metav1.GetOptions{})
+	if err != nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Name != "ceiling-00003" {
+		t.Errorf("PV not written like a bind: %v %v", pv, err)
+	}
+}

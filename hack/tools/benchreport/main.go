@@ -134,12 +134,7 @@ func main() {
 		for _, r := range runs {
 			floor := "n/a"
 			if ceil != nil && ceil.WritesPerSecond > 0 {
-				f := time.Duration(writesAfterStart(r.result) / ceil.WritesPerSecond * float64(time.Second))
-				// The binder's client rate limit is a floor of its own: 4 writes per bind at
-				// --kube-api-qps, after a first burst of --kube-api-burst (= QPS in the bench).
-				if qps, err := strconv.ParseFloat(r.meta.QPS, 64); err == nil && qps > 0 {
-					f = max(f, time.Duration(max(0, 4*float64(r.result.Count)-qps)/qps*float64(time.Second)))
-				}
+				f := floorOf(r, ceil.WritesPerSecond)
 				floor = fmt.Sprintf("%s (%.1fx)", secs(f), r.result.TimeToAllBound.Seconds()/f.Seconds())
 			}
 			writes, conflicts := "n/a", "n/a"
@@ -187,6 +182,17 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("benchreport: wrote %s\n", filepath.Join(dir, "report.md"))
+}
+
+// floorOf is the shortest time to all bound that the apiserver's write ceiling allows for the run's
+// writes, or that the binder's client rate limit allows for 4 writes per bind after a first burst
+// of --kube-api-burst (= QPS in the bench), whichever is longer.
+func floorOf(r run, writesPerSecond float64) time.Duration {
+	f := time.Duration(writesAfterStart(r.result) / writesPerSecond * float64(time.Second))
+	if qps, err := strconv.ParseFloat(r.meta.QPS, 64); err == nil && qps > 0 {
+		f = max(f, time.Duration(max(0, 4*float64(r.result.Count)-qps)/qps*float64(time.Second)))
+	}
+	return f
 }
 
 // writesAfterStart is what has to pass the apiserver between the start of the load generator's

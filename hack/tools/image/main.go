@@ -17,6 +17,7 @@ import (
 	"log"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.MkdirAll(dir(*out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		log.Fatal(err)
 	}
 	if err := tarball.WriteToFile(*out, ref, img); err != nil {
@@ -100,15 +101,7 @@ func main() {
 	fmt.Printf("image: %s %s -> %s\n", ref.Name(), digest, *out)
 }
 
-func dir(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' {
-			return path[:i]
-		}
-	}
-	return "."
-}
-
+// file is one --file flag: SRC on this machine, DEST in the image.
 type file struct {
 	src, dest string
 	data      []byte

@@ -8,15 +8,14 @@ import (
 	"strconv"
 
 	"k8s.io/klog/v2"
-)
 
-// defaultConcurrentSyncs is pv-controller-manager's default of --pvclaimbinder-concurrent-syncs:
-// the upstream tests run against the controller as we ship it.
-const defaultConcurrentSyncs = 32
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
+)
 
 // getConcurrentSyncs reads KUBE_INTEGRATION_PV_CONCURRENT_SYNCS (1 = serial, like upstream).
 func getConcurrentSyncs() int {
-	n := defaultConcurrentSyncs
+	// The binary's default: the upstream tests run against the controller as we ship it.
+	n := options.DefaultConcurrentSyncs
 	if s := os.Getenv("KUBE_INTEGRATION_PV_CONCURRENT_SYNCS"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 1 {

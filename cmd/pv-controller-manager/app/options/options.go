@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -30,15 +29,14 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics"
 	metricsfeatures "k8s.io/component-base/metrics/features"
-	genericcontrollermanager "k8s.io/controller-manager/app"
 	cmoptions "k8s.io/controller-manager/options"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
-	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 	netutils "k8s.io/utils/net"
 
 	"github.com/spf13/pflag"
 
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
+	"github.com/fastpv/pv-controller-manager/pkg/kcmargs"
 	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 )
 
@@ -46,9 +44,9 @@ const (
 	// ComponentName is the binary's name, its user agent and its event source.
 	ComponentName = "pv-controller-manager"
 	// BinderControllerName is the only controller this binary runs; the name is KCM's.
-	BinderControllerName = names.PersistentVolumeBinderController
+	BinderControllerName = kcmargs.BinderController
 	// BinderControllerAlias is KCM's alias for it.
-	BinderControllerAlias = "persistentvolume-binder"
+	BinderControllerAlias = kcmargs.BinderControllerAlias
 	// BinderUserAgent is the user agent of the controller's client, as in KCM.
 	BinderUserAgent = "persistent-volume-binder"
 
@@ -251,36 +249,20 @@ func (s *PVControllerManagerOptions) Validate() error {
 
 // validateControllers accepts "*", the binder's name and its alias (optionally "-"-prefixed), and
 // fails when the list would leave this binary with nothing to run. Whether the binder is enabled is
-// decided by KCM's own rule (genericcontrollermanager.IsControllerEnabled: "-name" wins over "*").
+// decided by KCM's own rule (kcmargs.BinderEnabledIn: the first explicit entry wins over "*").
 func (s *PVControllerManagerOptions) validateControllers() []error {
-	known := sets.New(KnownControllers()...)
 	knownText := fmt.Sprintf("%s (alias %s)", BinderControllerName, BinderControllerAlias)
 	var errs []error
-	canonical := make([]string, 0, len(s.Generic.Controllers))
 	for _, entry := range s.Generic.Controllers {
-		if entry == "*" {
-			canonical = append(canonical, entry)
-			continue
+		if bare := strings.TrimPrefix(kcmargs.Canonical(entry), "-"); entry != "*" && bare != BinderControllerName {
+			errs = append(errs, fmt.Errorf("--controllers: %q is not a known controller; this binary runs only %s", strings.TrimPrefix(entry, "-"), knownText))
 		}
-		bare := strings.TrimPrefix(entry, "-")
-		name := canonicalControllerName(bare)
-		if !known.Has(name) {
-			errs = append(errs, fmt.Errorf("--controllers: %q is not a known controller; this binary runs only %s", bare, knownText))
-		}
-		canonical = append(canonical, strings.TrimSuffix(entry, bare)+name)
 	}
-	if len(errs) == 0 && !genericcontrollermanager.IsControllerEnabled(BinderControllerName, sets.NewString(), canonical) {
+	if len(errs) == 0 && !kcmargs.BinderEnabledIn(s.Generic.Controllers) {
 		errs = append(errs, fmt.Errorf("--controllers=%s disables %s, the only controller this binary runs; enable it (e.g. --controllers=*) or do not start pv-controller-manager",
 			strings.Join(s.Generic.Controllers, ","), knownText))
 	}
 	return errs
-}
-
-func canonicalControllerName(name string) string {
-	if canonical, ok := ControllerAliases()[name]; ok {
-		return canonical
-	}
-	return name
 }
 
 func (s *PVControllerManagerOptions) validateBinder() []error {
