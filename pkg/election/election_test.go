@@ -146,7 +146,12 @@ func TestLosingTheLeaseIsAnError(t *testing.T) {
 	}
 	var failRenewals atomic.Bool
 	client.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if failRenewals.Load() {
+		// Only our renewals conflict. client-go's release on the way out (an empty holder) retries
+		// conflicts until its context ends, which the fake client ignores: failing it too would
+		// spin forever instead of modelling an apiserver.
+		lease, _ := action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease)
+		renewal := lease != nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == "a"
+		if failRenewals.Load() && renewal {
 			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "pv-controller-manager", errors.New("taken"))
 		}
 		return false, nil, nil
