@@ -31,8 +31,8 @@ SCENARIOS="${SCENARIOS:-prebound pvc-first matched}"
 PREBOUND_COUNTS="${PREBOUND_COUNTS:-${COUNT} 10000}"
 SYNC_PERIOD="${SYNC_PERIOD:-15s}"
 OUT="${OUT:-${REPO_ROOT}/docs/benchmarks/$(date -u +%Y-%m-%d)}"
+mkdir -p "${OUT}" && OUT="$(cd "${OUT}" && pwd)" # benchreport runs elsewhere
 export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
-mkdir -p "${OUT}"
 make --no-print-directory build >/dev/null
 go build -o bin/pv-load ./cmd/pv-load
 

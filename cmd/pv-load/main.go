@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -29,6 +30,9 @@ func main() {
 		jsonOut    = flag.String("json", "", "write the result (summary and samples) as JSON to this file")
 		cleanup    = flag.Bool("cleanup", true, "delete the objects after the run")
 		noProgress = flag.Bool("quiet", false, "no progress bar")
+		// Protobuf, as controllers use: JSON costs the apiserver more CPU per request, and that
+		// CPU is taken from the binder under test on a small machine.
+		contentType = flag.String("content-type", runtime.ContentTypeProtobuf, "content type of requests and watches (application/vnd.kubernetes.protobuf or application/json)")
 	)
 	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | pvc-first | matched | write-ceiling (the apiserver's write throughput; run it with no binder)")
 	flag.StringVar(&cfg.Namespace, "namespace", "pv-load", "namespace of the claims (created if missing)")
@@ -39,7 +43,7 @@ func main() {
 	flag.BoolVar(&cfg.WithPods, "with-pods", false, "prebound: also create a Pod per claim")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up waiting for Bound after this long")
 	flag.Parse()
-	if err := run(*kubeconfig, cfg, float32(*qps), *jsonOut, *cleanup, !*noProgress); err != nil {
+	if err := run(*kubeconfig, *contentType, cfg, float32(*qps), *jsonOut, *cleanup, !*noProgress); err != nil {
 		fmt.Fprintln(os.Stderr, "pv-load:", err)
 		os.Exit(1)
 	}
@@ -67,13 +71,21 @@ func waitForRunningPods(ctx context.Context, client clientset.Interface, cfg loa
 	return running, time.Since(start)
 }
 
-func run(kubeconfig string, cfg loadgen.Config, qps float32, jsonOut string, cleanup, progress bool) error {
+func run(kubeconfig, contentType string, cfg loadgen.Config, qps float32, jsonOut string, cleanup, progress bool) error {
 	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
 	restConfig.QPS, restConfig.Burst = qps, int(qps)
 	restConfig.UserAgent = "pv-load"
+	switch contentType {
+	case runtime.ContentTypeProtobuf:
+		restConfig.ContentType, restConfig.AcceptContentTypes = contentType, contentType+","+runtime.ContentTypeJSON
+	case runtime.ContentTypeJSON:
+		restConfig.ContentType = contentType
+	default:
+		return fmt.Errorf("--content-type: %q is neither %s nor %s", contentType, runtime.ContentTypeProtobuf, runtime.ContentTypeJSON)
+	}
 	client, err := clientset.NewForConfig(restConfig)
 	if err != nil {
 		return err
