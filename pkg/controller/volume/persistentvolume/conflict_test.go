@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/component-base/metrics/testutil"
@@ -49,6 +50,9 @@ type runningController struct {
 	reactor     *volumeReactor
 	volumeWatch *watch.FakeWatcher
 	claimWatch  *watch.FakeWatcher
+	// events are the watch events still being sent; they are delivered
+	// before the informers stop, or a late send would hit a closed watch.
+	events sync.WaitGroup
 }
 
 func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {
@@ -59,6 +63,13 @@ func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims
 // startRunningControllerWithWorkers is startRunningController with the given
 // number of claim workers and of volume workers.
 func startRunningControllerWithWorkers(t *testing.T, workers int, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {
+	t.Helper()
+	return startRunningControllerWithClient(t, workers, nil, volumes, claims, errors)
+}
+
+// startRunningControllerWithClient is startRunningControllerWithWorkers whose
+// controller writes through wrap(fake client), when wrap is not nil.
+func startRunningControllerWithClient(t *testing.T, workers int, wrap func(clientset.Interface) clientset.Interface, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {
 	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -76,6 +87,9 @@ func startRunningControllerWithWorkers(t *testing.T, workers int, volumes []*v1.
 	ctrl, err := newTestController(ctx, client, informerFactory, true)
 	if err != nil {
 		t.Fatalf("construct persistent volume controller: %v", err)
+	}
+	if wrap != nil {
+		ctrl.kubeClient = wrap(ctrl.kubeClient)
 	}
 	reactor := newVolumeReactor(ctx, client, ctrl, volumeWatch, claimWatch, errors)
 	rc := &runningController{ctrl: ctrl, reactor: reactor, volumeWatch: volumeWatch, claimWatch: claimWatch}
@@ -100,6 +114,7 @@ func startRunningControllerWithWorkers(t *testing.T, workers int, volumes []*v1.
 		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
 	}
 	t.Cleanup(func() {
+		rc.events.Wait()
 		cancel()
 		ctrl.claimQueue.ShutDown()
 		ctrl.volumeQueue.ShutDown()
@@ -114,14 +129,14 @@ func startRunningControllerWithWorkers(t *testing.T, workers int, volumes []*v1.
 func (rc *runningController) addClaim(claim *v1.PersistentVolumeClaim) {
 	claim = claim.DeepCopy()
 	rc.reactor.AddClaim(claim)
-	go rc.claimWatch.Add(claim)
+	rc.events.Go(func() { rc.claimWatch.Add(claim) })
 }
 
 // addVolume creates a volume in the fake API server and sends its "added" event.
 func (rc *runningController) addVolume(volume *v1.PersistentVolume) {
 	volume = volume.DeepCopy()
 	rc.reactor.AddVolume(volume)
-	go rc.volumeWatch.Add(volume)
+	rc.events.Go(func() { rc.volumeWatch.Add(volume) })
 }
 
 func (rc *runningController) waitForCaches(t *testing.T, volumes, claims int) {

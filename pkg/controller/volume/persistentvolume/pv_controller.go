@@ -1134,6 +1134,7 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 		return err
 	}
 	volume = updatedVolume
+	volumeReserved(ctx, volume.Name)
 
 	// The volume's claimRef, saved above, reserves the volume. The claim is
 	// written next, so that it is Bound after three writes instead of four:

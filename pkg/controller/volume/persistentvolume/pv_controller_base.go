@@ -638,8 +638,8 @@ func (ctrl *PersistentVolumeController) processNextClaimWorkItem(ctx context.Con
 	}
 	defer ctrl.claimQueue.Done(key)
 
-	unlock := ctrl.lockClaim(key)
-	err := ctrl.syncClaimByKey(ctx, key)
+	syncCtx, unlock := ctrl.lockClaim(ctx, key)
+	err := ctrl.syncClaimByKey(syncCtx, key)
 	unlock()
 	ctrl.handleSyncResult(ctx, ctrl.claimQueue, metrics.ClaimQueue, key, err)
 	return true

@@ -19,6 +19,7 @@ limitations under the License.
 package persistentvolume
 
 import (
+	"context"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,9 +34,14 @@ import (
 //     of that volume;
 //   - a sync of a claim that does not name a volume (the claims that are
 //     matched against all volumes, or provisioned) holds the matcher lock, so
-//     best-match selection runs one claim at a time, as upstream.
+//     best-match selection runs one claim at a time, as upstream. Once its
+//     bind has saved the chosen volume's claimRef, the volume is reserved:
+//     the sync takes that volume's lock and lets the matcher go, so the next
+//     claim is matched while this one finishes its bind.
 //
-// A worker holds one of these locks at a time, so they cannot deadlock. The
+// A worker holds one of these locks at a time, except for that hand-over,
+// where it holds the matcher and takes a volume lock; nothing that holds a
+// volume lock waits for the matcher, so they cannot deadlock. The
 // locks are hashed (two volumes may share one), which costs parallelism, not
 // safety. Safety against binding two claims to one volume rests, as before,
 // on the API server: every bind writes the volume with the resourceVersion of
@@ -57,10 +63,57 @@ func (l *syncLocks) lockVolume(name string) func() {
 	return func() { _ = l.volumes.UnlockKey(name) }
 }
 
+// claimSyncLock is what one claim sync holds: the matcher, or one volume.
+// Only the worker goroutine that runs the sync uses it.
+type claimSyncLock struct {
+	locks   *syncLocks
+	matcher bool
+	volume  string
+}
+
+func (l *claimSyncLock) unlock() {
+	if l.matcher {
+		l.locks.matcher.Unlock()
+		l.matcher = false
+	}
+	if l.volume != "" {
+		_ = l.locks.volumes.UnlockKey(l.volume)
+		l.volume = ""
+	}
+}
+
+// volumeReserved trades the matcher for the lock of the volume just reserved
+// (its claimRef saved) by this sync. It does nothing for a sync that holds a
+// volume already.
+func (l *claimSyncLock) volumeReserved(name string) {
+	if !l.matcher {
+		return
+	}
+	l.locks.volumes.LockKey(name)
+	l.volume = name
+	l.locks.matcher.Unlock()
+	l.matcher = false
+}
+
+type claimSyncLockKey struct{}
+
+// volumeReserved is called by bind() once the volume's claimRef is saved.
+// The claimRef keeps other claims off the volume from then on (the matcher
+// skips volumes reserved for another claim, and the controller's cache holds
+// the saved volume), so the matcher is not needed for the rest of the bind.
+func volumeReserved(ctx context.Context, volumeName string) {
+	if l, ok := ctx.Value(claimSyncLockKey{}).(*claimSyncLock); ok {
+		l.volumeReserved(volumeName)
+	}
+}
+
 // lockClaim locks what the claim with the given key works on: the volume it
 // names, or the matcher. The controller's cache is asked first (it holds our
-// own newest writes), then the informer.
-func (ctrl *PersistentVolumeController) lockClaim(key string) func() {
+// own newest writes), then the informer. The returned context carries the
+// lock, for the matcher's hand-over in bind().
+func (ctrl *PersistentVolumeController) lockClaim(ctx context.Context, key string) (context.Context, func()) {
+	l := &claimSyncLock{locks: ctrl.syncLocks}
+	ctx = context.WithValue(ctx, claimSyncLockKey{}, l)
 	volumeName, found := "", false
 	if obj, ok, err := ctrl.claims.GetByKey(key); err == nil && ok {
 		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
@@ -75,8 +128,11 @@ func (ctrl *PersistentVolumeController) lockClaim(key string) func() {
 		}
 	}
 	if volumeName != "" {
-		return ctrl.syncLocks.lockVolume(volumeName)
+		ctrl.syncLocks.volumes.LockKey(volumeName)
+		l.volume = volumeName
+	} else {
+		ctrl.syncLocks.matcher.Lock()
+		l.matcher = true
 	}
-	ctrl.syncLocks.matcher.Lock()
-	return ctrl.syncLocks.matcher.Unlock
+	return ctx, l.unlock
 }

@@ -180,7 +180,7 @@ func TestStressChurnWithConflicts(t *testing.T) {
 		}
 		if rng.IntN(8) == 0 { // churn: this pair's claim goes away again
 			deletedPairs[i] = true
-			go rc.reactor.DeleteClaimEvent(claim)
+			rc.events.Go(func() { rc.reactor.DeleteClaimEvent(claim) })
 		}
 	}
 	for i := range matched {
