@@ -105,6 +105,10 @@ func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
 		if _, err := testClient.CoreV1().PersistentVolumeClaims(ns.Name).Create(tCtx, pvc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		// Right after the create, while the binder is likely syncing the claim it was just told
+		// about: its claim write, a few round trips later, then carries a stale resourceVersion.
+		// (The background writer alone may miss a binder that binds faster than it loops.)
+		touchClaim(tCtx, testClient, ns.Name, pvc.Name, -1, &writes)
 	}
 	pollFor(t, "every claim Bound, one to one, despite the competing writer", 120*time.Second, func() (bool, error) {
 		return allBoundOneToOne(tCtx, testClient, ns.Name, prebound+matched)

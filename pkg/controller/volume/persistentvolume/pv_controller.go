@@ -1134,13 +1134,16 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 		return err
 	}
 	volume = updatedVolume
+	// The claimRef reserves the volume; a sync that holds the matcher lets it
+	// go now (workers.go).
 	volumeReserved(ctx, volume.Name)
 
-	// The volume's claimRef, saved above, reserves the volume. The claim is
-	// written next, so that it is Bound after three writes instead of four:
-	// its user waits for it, nobody waits for the volume's phase. If saving
-	// the phase fails, the claim (now bound) and the volume are synced again
-	// and bind() saves the phase then, as it does after any partial bind.
+	if updatedVolume, err = ctrl.updateVolumePhase(ctx, volume, v1.VolumeBound, ""); err != nil {
+		logger.V(3).Info("Error binding volume to claim: failed saving the volume status", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)
+		return err
+	}
+	volume = updatedVolume
+
 	if updatedClaim, err = ctrl.bindClaimToVolume(ctx, claim, volume); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the claim", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)
 		return err
@@ -1152,12 +1155,6 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 		return err
 	}
 	claim = updatedClaim
-
-	if updatedVolume, err = ctrl.updateVolumePhase(ctx, volume, v1.VolumeBound, ""); err != nil {
-		logger.V(3).Info("Error binding volume to claim: failed saving the volume status", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)
-		return err
-	}
-	volume = updatedVolume
 
 	logger.V(4).Info("Volume bound to claim", "PVC", klog.KObj(claim), "volumeName", volume.Name)
 	logger.V(4).Info("Volume status after binding", "volumeName", volume.Name, "volumeStatus", getVolumeStatusForLogging(volume))
