@@ -24,11 +24,8 @@ import (
 	"testing"
 	"time"
 
-	pvtesting "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/testing"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientset "k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -80,11 +77,7 @@ func (h holdingClaims) Update(ctx context.Context, claim *v1.PersistentVolumeCla
 func TestMatcherFreedOnceVolumeReserved(t *testing.T) {
 	hold := &holdingClient{claim: "claim-a", held: make(chan struct{}), release: make(chan struct{})}
 	wrap := func(client clientset.Interface) clientset.Interface { hold.Interface = client; return hold }
-	rc := startRunningControllerWithClient(t, 2, wrap,
-		[]*v1.PersistentVolume{
-			newVolume("volume-1", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
-			newVolume("volume-2", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
-		}, nil, noerrors)
+	rc := startRunningControllerWithClient(t, 2, wrap, availableVolumes("volume", 2), nil, noerrors)
 	released := false
 	releaseHeld := func() {
 		if !released {
@@ -135,20 +128,7 @@ func TestMatcherFreedOnceVolumeReserved(t *testing.T) {
 // and as many claims are bound as there are volumes.
 func TestStressMatchedClaimsOutnumberVolumes(t *testing.T) {
 	const claims, volumes = 40, 25
-	var injected []pvtesting.ReactorError
-	for i := range 10 {
-		resource := "persistentvolumes"
-		if i%2 == 1 {
-			resource = "persistentvolumeclaims"
-		}
-		injected = append(injected, pvtesting.ReactorError{Verb: "update", Resource: resource,
-			Error: apierrors.NewConflict(schema.GroupResource{Resource: resource}, "", fmt.Errorf("injected conflict %d", i))})
-	}
-	var pvs []*v1.PersistentVolume
-	for i := range volumes {
-		pvs = append(pvs, newVolume(fmt.Sprintf("volume-%02d", i), "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
-	}
-	rc := startRunningControllerWithWorkers(t, stressWorkers, pvs, nil, injected)
+	rc := startRunningControllerWithWorkers(t, stressWorkers, availableVolumes("volume", volumes), nil, injectedConflicts(10))
 	for i := range claims {
 		rc.addClaim(newClaim(fmt.Sprintf("claim-%02d", i), fmt.Sprintf("uid-%02d", i), "1Gi", "", v1.ClaimPending, nil))
 	}

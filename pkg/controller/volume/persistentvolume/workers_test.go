@@ -96,6 +96,30 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// availableVolumes returns n equal Available 1Gi volumes named prefix-NN.
+func availableVolumes(prefix string, n int) []*v1.PersistentVolume {
+	var volumes []*v1.PersistentVolume
+	for i := range n {
+		volumes = append(volumes, newVolume(fmt.Sprintf("%s-%02d", prefix, i), "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
+	}
+	return volumes
+}
+
+// injectedConflicts returns n 409s for updates, alternately of a volume and
+// of a claim.
+func injectedConflicts(n int) []pvtesting.ReactorError {
+	var injected []pvtesting.ReactorError
+	for i := range n {
+		resource := "persistentvolumes"
+		if i%2 == 1 {
+			resource = "persistentvolumeclaims"
+		}
+		injected = append(injected, pvtesting.ReactorError{Verb: "update", Resource: resource,
+			Error: apierrors.NewConflict(schema.GroupResource{Resource: resource}, "", fmt.Errorf("injected conflict %d", i))})
+	}
+	return injected
+}
+
 func boundClaims(rc *runningController) map[string]string {
 	bound := map[string]string{}
 	for _, claim := range rc.reactor.Claims() {
@@ -126,11 +150,7 @@ func TestStressManyClaimsPreboundToOneVolume(t *testing.T) {
 // many workers: every claim gets its own volume.
 func TestStressMatchedClaimsWithManyWorkers(t *testing.T) {
 	const n = 40
-	var volumes []*v1.PersistentVolume
-	for i := range n {
-		volumes = append(volumes, newVolume(fmt.Sprintf("volume-%02d", i), "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
-	}
-	rc := startRunningControllerWithWorkers(t, stressWorkers, volumes, nil, noerrors)
+	rc := startRunningControllerWithWorkers(t, stressWorkers, availableVolumes("volume", n), nil, noerrors)
 	for i := range n {
 		rc.addClaim(newClaim(fmt.Sprintf("claim-%02d", i), fmt.Sprintf("uid-%02d", i), "1Gi", "", v1.ClaimPending, nil))
 	}
@@ -151,20 +171,7 @@ func TestStressMatchedClaimsWithManyWorkers(t *testing.T) {
 func TestStressChurnWithConflicts(t *testing.T) {
 	const pairs, matched, spare = 40, 10, 15
 	rng := rand.New(rand.NewPCG(1, 2))
-	var injected []pvtesting.ReactorError
-	for i := range 30 {
-		resource := "persistentvolumes"
-		if i%2 == 1 {
-			resource = "persistentvolumeclaims"
-		}
-		injected = append(injected, pvtesting.ReactorError{Verb: "update", Resource: resource,
-			Error: apierrors.NewConflict(schema.GroupResource{Resource: resource}, "", fmt.Errorf("injected conflict %d", i))})
-	}
-	var spares []*v1.PersistentVolume
-	for i := range spare {
-		spares = append(spares, newVolume(fmt.Sprintf("spare-%02d", i), "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
-	}
-	rc := startRunningControllerWithWorkers(t, stressWorkers, spares, nil, injected)
+	rc := startRunningControllerWithWorkers(t, stressWorkers, availableVolumes("spare", spare), nil, injectedConflicts(30))
 
 	deletedPairs := map[int]bool{}
 	for _, i := range rng.Perm(pairs) {
