@@ -31,7 +31,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
-// holdingClient holds the claim update (the bind's second write) of one
+// holdingClient holds the claim update (the bind's third write) of one
 // claim until released. The fake clientset runs its reactors under one lock,
 // so the hold must happen outside it, here.
 type holdingClient struct {

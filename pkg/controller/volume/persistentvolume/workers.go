@@ -67,19 +67,13 @@ func (l *syncLocks) lockVolume(name string) func() {
 // Only the worker goroutine that runs the sync uses it.
 type claimSyncLock struct {
 	locks   *syncLocks
-	matcher bool
-	volume  string
+	matcher bool   // held: the matcher; else release frees a volume
+	release func() // frees what is held
 }
 
 func (l *claimSyncLock) unlock() {
-	if l.matcher {
-		l.locks.matcher.Unlock()
-		l.matcher = false
-	}
-	if l.volume != "" {
-		_ = l.locks.volumes.UnlockKey(l.volume)
-		l.volume = ""
-	}
+	l.release()
+	l.matcher, l.release = false, func() {}
 }
 
 // volumeReserved trades the matcher for the lock of the volume just reserved
@@ -89,10 +83,9 @@ func (l *claimSyncLock) volumeReserved(name string) {
 	if !l.matcher {
 		return
 	}
-	l.locks.volumes.LockKey(name)
-	l.volume = name
+	releaseVolume := l.locks.lockVolume(name)
 	l.locks.matcher.Unlock()
-	l.matcher = false
+	l.matcher, l.release = false, releaseVolume
 }
 
 type claimSyncLockKey struct{}
@@ -128,11 +121,10 @@ func (ctrl *PersistentVolumeController) lockClaim(ctx context.Context, key strin
 		}
 	}
 	if volumeName != "" {
-		ctrl.syncLocks.volumes.LockKey(volumeName)
-		l.volume = volumeName
+		l.release = ctrl.syncLocks.lockVolume(volumeName)
 	} else {
 		ctrl.syncLocks.matcher.Lock()
-		l.matcher = true
+		l.matcher, l.release = true, ctrl.syncLocks.matcher.Unlock
 	}
 	return ctx, l.unlock
 }
