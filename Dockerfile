@@ -1,5 +1,6 @@
 # For users who build with a container engine. Equivalent to `make image` (hack/tools/image), which
-# builds the same image without an engine: FROM scratch, the static binary, uid 65532.
+# builds the same image without an engine: FROM scratch, the static binaries (the binder and the
+# kubectl plugin kubectl-pvc_why), uid 65532.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t pv-controller-manager:dev .
 FROM golang:1.26.8 AS build
 WORKDIR /src
@@ -11,6 +12,7 @@ ARG REVISION=unknown
 RUN GOWORK=off CGO_ENABLED=0 go build -trimpath \
       -ldflags "-s -w -X github.com/fastpv/pv-controller-manager/pkg/version.Version=${VERSION} -X github.com/fastpv/pv-controller-manager/pkg/version.Upstream=$(tr -d '[:space:]' < patches/UPSTREAM) -X github.com/fastpv/pv-controller-manager/pkg/version.GitCommit=${REVISION}" \
       -o /out/usr/local/bin/pv-controller-manager ./cmd/pv-controller-manager && \
+    GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/usr/local/bin/kubectl-pvc_why ./cmd/kubectl-pvc_why && \
     mkdir -p /out/etc /out/tmp && chmod 1777 /out/tmp && \
     printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > /out/etc/passwd && \
     printf 'root:x:0:\nnonroot:x:65532:\n' > /out/etc/group

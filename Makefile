@@ -18,8 +18,9 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/pv-controller-manager (static, version stamped)
+build: ## Build bin/pv-controller-manager and the kubectl plugin bin/kubectl-pvc_why (static, version stamped)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/pv-controller-manager ./cmd/pv-controller-manager
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 
 IMAGE_REPO ?= docker.io/fastpv/pv-controller-manager
 IMAGE_TAG  ?= $(VERSION)
@@ -27,7 +28,9 @@ IMAGE      ?= $(IMAGE_REPO):$(IMAGE_TAG)
 IMAGE_TAR  ?= $(CURDIR)/_output/image/pv-controller-manager.tar
 .PHONY: image
 image: build ## Image tarball without a container engine (go-containerregistry): _output/image/pv-controller-manager.tar, IMAGE=...
-	cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . --binary $(BIN_DIR)/pv-controller-manager --tag $(IMAGE) \
+	cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . --tag $(IMAGE) \
+		--file $(BIN_DIR)/pv-controller-manager=usr/local/bin/pv-controller-manager \
+		--file $(BIN_DIR)/kubectl-pvc_why=usr/local/bin/kubectl-pvc_why \
 		--out $(IMAGE_TAR) --version $(VERSION) --revision $(COMMIT)
 
 .PHONY: verify-image

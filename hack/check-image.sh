@@ -18,6 +18,11 @@ out="$("${ctr[@]}" run --rm "${IMAGE}" "${name}" /usr/local/bin/pv-controller-ma
   exit 1
 }
 echo "check-image.sh: ${IMAGE} runs: ${out}"
+plugin="$("${ctr[@]}" run --rm "${IMAGE}" "${name}-plugin" /usr/local/bin/kubectl-pvc_why --version 2>&1)" || {
+  echo "check-image.sh: the kubectl plugin in the image does not run: ${plugin}" >&2
+  exit 1
+}
+echo "check-image.sh: ${plugin}"
 want="${WANT_VERSION:-}"
 if [[ -n "${want}" && "${out}" != *"${want}"* ]]; then
   echo "check-image.sh: version output does not contain ${want}" >&2
