@@ -101,9 +101,11 @@ E2E_FLAGS ?= --label-filter='!slow && !node'
 e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
 	SYNC_PERIOD=5m hack/local-up.sh
 	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
+	go build -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 	hack/build-tools.sh ginkgo
 	cd test/e2e && GOWORK=off KUBECONFIG=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig \
 		E2E_LONG_SYNC_PERIOD=1 E2E_METRICS_URL=https://127.0.0.1:$${SECURE_PORT:-10267}/metrics E2E_PV_LOAD=$(BIN_DIR)/pv-load \
+		E2E_PVC_WHY=$(BIN_DIR)/kubectl-pvc_why \
 		E2E_PVCM_BINARY=$(BIN_DIR)/pv-controller-manager E2E_PVCM_PIDFILE=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/pv-controller-manager.pid \
 		E2E_PVCM_KUBECONFIG=$(CURDIR)/_output/kwok/clusters/$${CLUSTER_NAME:-pv-local}/kubeconfig.yaml \
 		$(CURDIR)/_output/tools/bin/ginkgo -v --timeout=40m $(E2E_FLAGS) .

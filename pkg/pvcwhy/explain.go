@@ -254,6 +254,7 @@ func (a *Analyzer) explainBinding(claim *v1.PersistentVolumeClaim, r *Report) {
 		r.Summary = fmt.Sprintf("no PV of class %q fits, and StorageClass %q does not exist, so nothing provisions one", className, className)
 	case className != "" && provisioner != "" && provisioner != storagehelpers.NotSupportedProvisioner:
 		a.explainProvisioning(claim, provisioner, r)
+		r.Candidates = sameClass(r.Candidates, className) // other classes are no hint here
 	case className == "":
 		r.Verdict = NoMatch
 		r.Summary = "no PV without a storage class fits it, and no storage class is set, so nothing provisions one"
@@ -343,14 +344,19 @@ func (a *Analyzer) explainProvisioning(claim *v1.PersistentVolumeClaim, provisio
 	if node := claim.Annotations[storagehelpers.AnnSelectedNode]; node != "" {
 		where = fmt.Sprintf(" on node %q (chosen by kube-scheduler)", node)
 	}
-	var lastProvisioning *EventSummary
-	for i, e := range r.Events {
+	// The provisioner's own word: the binder repeats ExternalProvisioning ("waiting for ...") on
+	// every sync, so that event says only that the claim was handed over.
+	var lastProvisioning, handedOver *EventSummary
+	for _, e := range a.claimEvents(claim, 0) {
 		switch e.Reason {
-		case "ProvisioningFailed", "ProvisioningSucceeded", "Provisioning", "ExternalProvisioning":
-			lastProvisioning = &r.Events[i]
-		}
-		if lastProvisioning != nil {
-			break
+		case "ProvisioningFailed", "ProvisioningSucceeded", "Provisioning":
+			if lastProvisioning == nil {
+				lastProvisioning = &e
+			}
+		case "ExternalProvisioning":
+			if handedOver == nil {
+				handedOver = &e
+			}
 		}
 	}
 	if !metav1.HasAnnotation(claim.ObjectMeta, storagehelpers.AnnStorageProvisioner) && !metav1.HasAnnotation(claim.ObjectMeta, storagehelpers.AnnBetaStorageProvisioner) {
@@ -365,9 +371,12 @@ func (a *Analyzer) explainProvisioning(claim *v1.PersistentVolumeClaim, provisio
 	}
 	r.Verdict = Provisioning
 	r.Summary = fmt.Sprintf("waiting for provisioner %q to create a volume%s", provisioner, where)
-	if lastProvisioning != nil {
+	switch {
+	case lastProvisioning != nil:
 		r.Summary += fmt.Sprintf(" (its last word, %s: %s)", a.ago(lastProvisioning.Time), lastProvisioning.Message)
-	} else {
+	case handedOver != nil:
+		r.Summary += fmt.Sprintf("; the binder handed the claim over %s and the provisioner has said nothing since: is it running?", a.ago(handedOver.Time))
+	default:
 		r.Summary += "; no event from it yet: is it running?"
 	}
 }
@@ -632,6 +641,16 @@ func (a *Analyzer) candidate(claim *v1.PersistentVolumeClaim, pv *v1.PersistentV
 	return c
 }
 
+func sameClass(candidates []Candidate, class string) []Candidate {
+	var out []Candidate
+	for _, c := range candidates {
+		if c.StorageClass == class {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (a *Analyzer) podsUsing(claim *v1.PersistentVolumeClaim) []*v1.Pod {
 	var out []*v1.Pod
 	for _, pod := range a.pods[claim.Namespace+"/"+claim.Name] {
@@ -654,7 +673,7 @@ func (a *Analyzer) claimEvents(claim *v1.PersistentVolumeClaim, max int) []Event
 			source = e.ReportingController
 		}
 		out = append(out, EventSummary{Type: e.Type, Reason: e.Reason, Message: e.Message, Source: source, Count: e.Count, Time: eventTime(e)})
-		if len(out) == max {
+		if len(out) == max { // max 0: all
 			break
 		}
 	}
