@@ -89,7 +89,9 @@ func newStorageClass(ctx context.Context, name, provisioner string, mode storage
 		AllowVolumeExpansion: ptr.To(expand),
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) { _ = client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{}) })
+	DeferCleanup(func(ctx SpecContext) {
+		_ = client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }
 
 const noProvisioner = "kubernetes.io/no-provisioner"
