@@ -150,6 +150,7 @@ func (a *Analyzer) Explain(claim *v1.PersistentVolumeClaim) *Report {
 	}
 	r.Details = append(r.Details, a.describeClaim(claim))
 	a.explainBinding(claim, r)
+	r.Details = append(r.Details, a.nodeAffinityProblems(claim, a.volumes[r.Volume])...)
 	if claim.DeletionTimestamp != nil {
 		users := podNames(a.podsUsing(claim))
 		r.Verdict, r.OK = Terminating, false
@@ -639,6 +640,46 @@ func (a *Analyzer) candidate(claim *v1.PersistentVolumeClaim, pv *v1.PersistentV
 		c.Reasons = append(c.Reasons, "pvc-why's reasons disagree with the binder's own matching for this volume: please report it")
 	}
 	return c
+}
+
+// nodeAffinityProblems says when the claim's volume cannot be used where its pods are (or will
+// be) placed. The binder does not check node affinity; kube-scheduler and kubelet do, so a claim
+// can be Bound to a volume its pod never reaches.
+func (a *Analyzer) nodeAffinityProblems(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) []string {
+	if pv == nil || pv.Spec.NodeAffinity == nil || len(a.nodes) == 0 {
+		return nil
+	}
+	var problems []string
+	placed := map[string]string{} // node -> who placed the claim there
+	if node := claim.Annotations[storagehelpers.AnnSelectedNode]; node != "" {
+		placed[node] = "kube-scheduler's selected-node"
+	}
+	pods := a.podsUsing(claim)
+	for _, pod := range pods {
+		if pod.Spec.NodeName != "" {
+			placed[pod.Spec.NodeName] = "pod " + pod.Name
+		}
+	}
+	for node, who := range placed {
+		if n := a.nodes[node]; n != nil {
+			if err := storagehelpers.CheckNodeAffinity(pv, n.Labels); err != nil {
+				problems = append(problems, fmt.Sprintf("node affinity: PV %q cannot be used on node %q (%s): %v", pv.Name, node, who, err))
+			}
+		}
+	}
+	if len(placed) == 0 && len(pods) > 0 {
+		fits := 0
+		for _, n := range a.nodes {
+			if storagehelpers.CheckNodeAffinity(pv, n.Labels) == nil {
+				fits++
+			}
+		}
+		if fits == 0 {
+			problems = append(problems, fmt.Sprintf("node affinity: no node satisfies PV %q's node affinity, so pods using the claim cannot be scheduled", pv.Name))
+		}
+	}
+	sort.Strings(problems)
+	return problems
 }
 
 func sameClass(candidates []Candidate, class string) []Candidate {

@@ -70,6 +70,7 @@ func TestExplainVerdicts(t *testing.T) {
 		{namespace: "wffc-pod", verdict: WaitForPodScheduled, says: []string{"pod app-0", "didn't find available persistent volumes"}},
 		{namespace: "wffc-provision", verdict: Provisioning, says: []string{`provisioner "csi.example.com"`, `on node "node-2"`}},
 		{namespace: "provision-failed", verdict: ProvisioningFailed, says: []string{`provisioner "csi.example.com" failed`, "quota exceeded"}},
+		{namespace: "affinity", verdict: Bound, resize: ResizeNone, volume: "pv-pinned", ok: true, says: []string{`node affinity: PV "pv-pinned" cannot be used on node "node-1" (pod app-0)`}},
 		{namespace: "lost", verdict: Lost, volume: "pv-gone", says: []string{`volume "pv-gone" was deleted`}},
 		{namespace: "terminating", verdict: Terminating, volume: "pv-terminating", says: []string{"pods app-0"}},
 		{namespace: "resize-controller", verdict: Bound, resize: ResizeControllerInProgress, volume: "pv-resize-ctrl", says: []string{`resizer "csi.example.com"`, "expanding to 10Gi"}},
