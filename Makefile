@@ -13,6 +13,23 @@ LDFLAGS  := -s -w \
 	-X $(MODULE)/pkg/version.GitCommit=$(COMMIT)
 GO_TEST_FLAGS ?=
 
+# The Kubernetes release to build for: the default one (patches/UPSTREAM) in this tree, or another
+# carried release (releases/<line>/, docs/releases.md) in its own generated tree, where every target
+# below runs (hack/release-tree.sh). Binaries go to bin/<release>/, images get a -k8s<release> tag.
+KUBE_VERSION ?= $(UPSTREAM)
+RELEASES := $(UPSTREAM) $(sort $(foreach f,$(wildcard releases/*/UPSTREAM),$(shell tr -d '[:space:]' < $(f))))
+
+ifneq ($(KUBE_VERSION),$(UPSTREAM))
+.PHONY: help
+help:
+	@echo "KUBE_VERSION=$(KUBE_VERSION): every target runs in hack/release-tree.sh $(KUBE_VERSION)'s tree; make help lists them."
+%:
+	@tree="$$(hack/release-tree.sh $(KUBE_VERSION))" && \
+	GOWORK=off $(MAKE) -C "$$tree" $@ KUBE_VERSION=$(KUBE_VERSION) VERSION=$(VERSION) COMMIT=$(COMMIT) \
+		BIN_DIR=$(CURDIR)/bin/$(KUBE_VERSION) IMAGE_TAG=$(VERSION)-k8s$(KUBE_VERSION:v%=%) \
+		IMAGE_TAR=$(CURDIR)/_output/image/pv-controller-manager-$(KUBE_VERSION).tar
+else
+
 .PHONY: help
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -125,3 +142,5 @@ e2e-node: ## Static-pod rollout on a real kubelet + containerd (root; apt-get): 
 .PHONY: e2e-node-down
 e2e-node-down: ## Stop what e2e-node left running (E2E_NODE_KEEP=1)
 	hack/e2e-node.sh down
+
+endif

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# A git work tree for editing the patch series (docs/patches.md).
+# A git work tree for editing the patch series (docs/patches.md, docs/releases.md).
 #   hack/patch-workspace.sh init     _output/patch-work: upstream at patches/UPSTREAM (one commit),
-#                                    then one commit per patch in patches/series (git am).
-#   hack/patch-workspace.sh export   writes every commit after the upstream one back to
-#                                    patches/NNNN-*.patch (git format-patch) and rewrites
-#                                    patches/series, then runs hack/update-vendored.sh.
+#                                    then one commit per entry of patches/series (apply_entry).
+#   hack/patch-workspace.sh export   writes every commit after the upstream one back: in the
+#                                    repository root (the default release) to patches/NNNN-*.patch
+#                                    (git format-patch) and patches/series; in a release tree
+#                                    (hack/release-tree.sh, which has patches/release/) only the
+#                                    entries that differ from the shared patch, to patches/release/,
+#                                    without the new files they share. Then hack/update-vendored.sh.
 # Edit in the work tree with upstream import paths; commit (or commit --fixup + rebase) there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -12,37 +15,85 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 work="${PATCH_WORK:-${REPO_ROOT}/_output/patch-work}"
 git_work() { git -C "${work}" -c user.name=pv-controller-manager -c user.email=pv-controller-manager@invalid "$@"; }
 
+# shared_entry_for COMMIT: the shared patch with the commit's subject, if any.
+shared_entry_for() {
+  local subject f
+  subject="$(git -C "${work}" log -1 --format=%s "$1")"
+  for f in "${REPO_ROOT}"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+    [[ "$(git mailinfo /dev/null /dev/null <"${f}" | sed -n 's/^Subject: //p')" == "${subject}" ]] && { basename "${f}"; return; }
+  done
+}
+
+# export_release: a release tree keeps only what differs from the shared patches.
+export_release() {
+  local commits c entry idx paths f shared_blob
+  mapfile -t commits < <(git_work rev-list --reverse upstream..HEAD)
+  rm -f "${REPO_ROOT}"/patches/release/*.patch
+  idx="$(mktemp)"
+  {
+    echo "# Patches applied in order by hack/update-vendored.sh on top of patches/UPSTREAM."
+    echo "# An entry found in patches/release/ was adapted to this release (docs/releases.md)."
+  } >"${REPO_ROOT}/patches/series"
+  for c in "${commits[@]}"; do
+    entry="$(shared_entry_for "${c}")"
+    if [[ -z "${entry}" ]]; then # a patch only this release carries
+      entry="$(git_work format-patch -1 --zero-commit --no-signature --no-numbered -o "${REPO_ROOT}/patches/release" "${c}")"
+      echo "$(basename "${entry}")" >>"${REPO_ROOT}/patches/series"
+      continue
+    fi
+    echo "${entry}" >>"${REPO_ROOT}/patches/series"
+    # Does the shared patch, applied to the parent, give exactly this commit?
+    GIT_INDEX_FILE="${idx}" git -C "${work}" read-tree "${c}^"
+    if GIT_INDEX_FILE="${idx}" git -C "${work}" apply --cached --whitespace=nowarn "${REPO_ROOT}/patches/${entry}" 2>/dev/null &&
+      [[ "$(GIT_INDEX_FILE="${idx}" git -C "${work}" write-tree)" == "$(git_work rev-parse "${c}^{tree}")" ]]; then
+      continue
+    fi
+    # Adapted: keep only the files where the shared patch does not give this commit's content.
+    paths=()
+    while read -r f; do
+      shared_blob=""
+      if patch_files "${REPO_ROOT}/patches/${entry}" | grep -qxF "${f}"; then
+        GIT_INDEX_FILE="${idx}" git -C "${work}" read-tree "${c}^"
+        if GIT_INDEX_FILE="${idx}" git -C "${work}" apply --cached --whitespace=nowarn --include="${f}" "${REPO_ROOT}/patches/${entry}" 2>/dev/null; then
+          shared_blob="$(GIT_INDEX_FILE="${idx}" git -C "${work}" ls-files -s -- "${f}" | awk '{print $2}')"
+        fi
+      fi
+      [[ -n "${shared_blob}" && "${shared_blob}" == "$(git_work rev-parse "${c}:${f}" 2>/dev/null)" ]] && continue
+      paths+=("${f}")
+    done < <(git_work diff --name-only "${c}^" "${c}")
+    git_work format-patch -1 --zero-commit --no-signature --no-numbered --stdout "${c}" -- "${paths[@]}" \
+      >"${REPO_ROOT}/patches/release/${entry}"
+  done
+  rm -f "${idx}"
+}
+
 case "${1:-}" in
 init)
   tag="$(upstream_tag)"
-  src="$(upstream_dir "${tag}")/${VENDORED_PKG}"
   rm -rf "${work}"
-  mkdir -p "${work}/${VENDORED_PKG}"
-  cp "${src}"/*.go "${work}/${VENDORED_PKG}/"
-  for sub in "${VENDORED_SUBPKGS[@]}"; do
-    mkdir -p "${work}/${VENDORED_PKG}/${sub}"
-    cp "${src}/${sub}"/*.go "${work}/${VENDORED_PKG}/${sub}/"
-  done
-  chmod -R u+w "${work}"
+  mkdir -p "${work}"
+  copy_upstream "${tag}" "${work}"
   git_work init -q
   git_work add -A
   git_work commit -qm "upstream k8s.io/kubernetes ${tag}"
   git_work tag upstream
-  while read -r patch; do
-    patch="$(echo "${patch%%#*}" | tr -d '[:space:]')"
-    [[ -z "${patch}" ]] && continue
-    git_work am -q --committer-date-is-author-date "${REPO_ROOT}/patches/${patch}"
-  done <"${REPO_ROOT}/patches/series"
+  for patch in $(series_entries); do
+    commit_entry "${work}" "${patch}" || { echo "patch-workspace.sh: ${patch} does not apply on ${tag} (hack/rebase.sh ${tag})" >&2; exit 1; }
+  done
   echo "patch-workspace.sh: ${work} ready ($(git_work rev-list --count upstream..HEAD) patches on ${tag})"
   ;;
 export)
-  rm -f "${REPO_ROOT}"/patches/[0-9][0-9][0-9][0-9]-*.patch
-  git_work format-patch -q --zero-commit --no-signature --no-numbered -o "${REPO_ROOT}/patches" upstream..HEAD
-  {
-    echo "# Patches applied in order by hack/update-vendored.sh on top of patches/UPSTREAM."
-    (cd "${REPO_ROOT}/patches" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || true)
-  } >"${REPO_ROOT}/patches/series"
-  "${REPO_ROOT}/hack/update-vendored.sh"
+  if [[ -d "${REPO_ROOT}/patches/release" ]]; then
+    export_release
+  else
+    rm -f "${REPO_ROOT}"/patches/[0-9][0-9][0-9][0-9]-*.patch
+    git_work format-patch -q --zero-commit --no-signature --no-numbered -o "${REPO_ROOT}/patches" upstream..HEAD
+    {
+      echo "# Patches applied in order by hack/update-vendored.sh on top of patches/UPSTREAM."
+      (cd "${REPO_ROOT}/patches" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || true)
+    } >"${REPO_ROOT}/patches/series"
+  fi
+  [[ -n "${NO_REGENERATE:-}" ]] || "${REPO_ROOT}/hack/update-vendored.sh"
   ;;
 *)
   echo "usage: $0 init|export" >&2

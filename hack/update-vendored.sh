@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates pkg/controller/volume/persistentvolume/ from upstream k8s.io/kubernetes at the tag in
 # patches/UPSTREAM: copy, apply patches/series in order (on upstream paths, so the patches also
-# apply to a k/k checkout), rewrite the import paths of the carried sub-packages, gofmt, and mark
+# apply to a k/k checkout; an entry adapted to this release is patches/release/<entry>, see
+# apply_entry in lib.sh), rewrite the import paths of the carried sub-packages, gofmt, and mark
 # every file as generated.
 # Usage: hack/update-vendored.sh [OUTPUT_DIR]   (default: the repo's own copy)
 set -euo pipefail
@@ -24,15 +25,12 @@ for sub in "${VENDORED_SUBPKGS[@]}"; do
 done
 chmod -R u+w "${work}"
 
-while read -r patch; do
-  patch="${patch%%#*}"
-  patch="$(echo "${patch}" | tr -d '[:space:]')"
-  [[ -z "${patch}" ]] && continue
-  if ! (cd "${work}" && git apply --whitespace=nowarn -p1 "${REPO_ROOT}/patches/${patch}"); then
-    echo "update-vendored.sh: patch ${patch} does not apply on k8s.io/kubernetes ${tag}" >&2
+for patch in $(series_entries); do
+  if ! apply_entry "${work}" "${patch}"; then
+    echo "update-vendored.sh: patch ${patch} does not apply on k8s.io/kubernetes ${tag} (hack/rebase.sh ${tag} shows the hunks)" >&2
     exit 1
   fi
-done <"${REPO_ROOT}/patches/series"
+done
 
 upstream_import="k8s.io/kubernetes/${VENDORED_PKG}"
 ours_import="${MODULE}/${VENDORED_PKG}"
@@ -57,4 +55,4 @@ MD
 rm -rf "${out}"
 mkdir -p "$(dirname "${out}")"
 cp -r "${dst}" "${out}"
-echo "update-vendored.sh: wrote ${out} (${tag}, $(grep -cv '^[[:space:]]*\(#.*\)\?$' "${REPO_ROOT}/patches/series" || true) patches)"
+echo "update-vendored.sh: wrote ${out} (${tag}, $(series_entries | wc -l) patches)"
