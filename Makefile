@@ -20,10 +20,11 @@ KUBE_VERSION ?= $(UPSTREAM)
 RELEASES := $(UPSTREAM) $(sort $(foreach f,$(wildcard releases/*/UPSTREAM),$(shell tr -d '[:space:]' < $(f))))
 
 ifneq ($(KUBE_VERSION),$(UPSTREAM))
-.PHONY: help
+DELEGATED := $(filter-out help,$(shell sed -n 's/^\([a-zA-Z0-9_-]*\):.*\#\# .*/\1/p' $(firstword $(MAKEFILE_LIST))))
+.PHONY: help $(DELEGATED)
 help:
 	@echo "KUBE_VERSION=$(KUBE_VERSION): every target runs in hack/release-tree.sh $(KUBE_VERSION)'s tree; make help lists them."
-%:
+$(DELEGATED):
 	@tree="$$(hack/release-tree.sh $(KUBE_VERSION))" && \
 	GOWORK=off $(MAKE) -C "$$tree" $@ KUBE_VERSION=$(KUBE_VERSION) VERSION=$(VERSION) COMMIT=$(COMMIT) \
 		BIN_DIR=$(CURDIR)/bin/$(KUBE_VERSION) IMAGE_TAG=$(VERSION)-k8s$(KUBE_VERSION:v%=%) \

@@ -66,6 +66,10 @@ apply_entry() {
     (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${shared}")
     return
   fi
+  if [[ ! -f "${shared}" ]]; then # a patch only this release carries
+    (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${variant}")
+    return
+  fi
   local includes=() f
   while read -r f; do
     [[ -z "${f}" ]] && continue

@@ -15,14 +15,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 work="${PATCH_WORK:-${REPO_ROOT}/_output/patch-work}"
 git_work() { git -C "${work}" -c user.name=pv-controller-manager -c user.email=pv-controller-manager@invalid "$@"; }
 
-# shared_entry_for COMMIT: the shared patch with the commit's subject, if any.
-shared_entry_for() {
+# entry_with_subject DIR COMMIT: the patch in DIR with the commit's subject, if any.
+entry_with_subject() {
   local subject f
-  subject="$(git -C "${work}" log -1 --format=%s "$1")"
-  for f in "${REPO_ROOT}"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+  subject="$(git -C "${work}" log -1 --format=%s "$2")"
+  for f in "$1"/[0-9][0-9][0-9][0-9]-*.patch; do
+    [[ -f "${f}" ]] || continue
     [[ "$(git mailinfo /dev/null /dev/null <"${f}" | sed -n 's/^Subject: //p')" == "${subject}" ]] && { basename "${f}"; return; }
   done
+  return 0
 }
+shared_entry_for() { entry_with_subject "${REPO_ROOT}/patches" "$1"; }
 
 # export_release: a release tree keeps only what differs from the shared patches.
 export_release() {
@@ -36,9 +39,14 @@ export_release() {
   } >"${REPO_ROOT}/patches/series"
   for c in "${commits[@]}"; do
     entry="$(shared_entry_for "${c}")"
-    if [[ -z "${entry}" ]]; then # a patch only this release carries
-      entry="$(git_work format-patch -1 --zero-commit --no-signature --no-numbered -o "${REPO_ROOT}/patches/release" "${c}")"
-      echo "$(basename "${entry}")" >>"${REPO_ROOT}/patches/series"
+    if [[ -z "${entry}" ]]; then # a patch only this release carries: keep its name
+      entry="$(entry_with_subject "${VARIANTS_DIR:-/nonexistent}" "${c}")"
+      if [[ -n "${entry}" ]]; then
+        git_work format-patch -1 --zero-commit --no-signature --no-numbered --stdout "${c}" >"${REPO_ROOT}/patches/release/${entry}"
+      else
+        entry="$(basename "$(git_work format-patch -1 --zero-commit --no-signature --no-numbered -o "${REPO_ROOT}/patches/release" "${c}")")"
+      fi
+      echo "${entry}" >>"${REPO_ROOT}/patches/series"
       continue
     fi
     echo "${entry}" >>"${REPO_ROOT}/patches/series"

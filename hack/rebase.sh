@@ -15,6 +15,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export GOWORK=off
+trap 'echo "rebase.sh: failed at line ${LINENO}: ${BASH_COMMAND}" >&2' ERR
 
 version="${1:?usage: hack/rebase.sh vX.Y.Z [--continue]}"
 mode="${2:-}"
@@ -24,21 +25,38 @@ default_line="$(release_line "$(default_release)")"
 work="${REPO_ROOT}/_output/rebase/${version}"
 git_work() { git -C "${work}" -c user.name=pv-controller-manager -c user.email=pv-controller-manager@invalid "$@"; }
 
-# Where the line's series and adapted patches come from now.
+# Where the line's series and adapted patches come from now. A new line starts from the default
+# release's series, or from releases/<line>/series if a maintainer wrote one first (for example
+# to put a backport of an upstream change in front of it).
+from_tag=""
 if [[ "${line}" == "${default_line}" ]]; then
   from_series="${REPO_ROOT}/patches/series"
   from_tag="$(default_release)"
   export VARIANTS_DIR="${REPO_ROOT}/patches/none" # the default line has no adapted patches
 elif [[ -f "${RELEASES_DIR}/${line}/series" ]]; then
   from_series="${RELEASES_DIR}/${line}/series"
-  from_tag="$(tr -d '[:space:]' <"${RELEASES_DIR}/${line}/UPSTREAM")"
+  [[ -f "${RELEASES_DIR}/${line}/UPSTREAM" ]] && from_tag="$(tr -d '[:space:]' <"${RELEASES_DIR}/${line}/UPSTREAM")"
   export VARIANTS_DIR="${RELEASES_DIR}/${line}/patches"
 else
-  from_series="${REPO_ROOT}/patches/series" # a new line starts from the default release's series
-  from_tag="$(default_release)"
+  from_series="${REPO_ROOT}/patches/series"
   export VARIANTS_DIR="${REPO_ROOT}/patches/none"
 fi
 mapfile -t entries < <(series_entries "${from_series}")
+
+# previous TAG SERIES BRANCH: the series as it applies to TAG, on its own branch, so that a 3-way
+# merge finds every blob the patches name. Best effort.
+previous() {
+  git_work checkout -q --orphan "$3"
+  git_work rm -rq --cached . >/dev/null 2>&1 || true
+  rm -rf "${work:?}/pkg"
+  copy_upstream "$1" "${work}"
+  git_work add -A
+  git_work commit -qm "upstream k8s.io/kubernetes $1"
+  local entry
+  for entry in $(series_entries "$2"); do
+    commit_entry "${work}" "${entry}" 2>/dev/null || break
+  done
+}
 
 # fresh_gomod SRC DST writes DST/go.mod from SRC/go.mod without its indirect requirements, each
 # direct one at the version k8s.io/kubernetes@version requires when it requires that module.
@@ -60,14 +78,8 @@ if [[ "${mode}" != "--continue" ]]; then
   rm -rf "${work}"
   mkdir -p "${work}"
   git_work init -q
-  # The series as it applies today, so a 3-way merge finds every blob the patches name.
-  copy_upstream "${from_tag}" "${work}"
-  git_work add -A
-  git_work commit -qm "upstream k8s.io/kubernetes ${from_tag}"
-  for entry in "${entries[@]}"; do
-    commit_entry "${work}" "${entry}" || { echo "rebase.sh: the series does not apply to ${from_tag} itself at ${entry}" >&2; exit 1; }
-  done
-  git_work tag previous
+  VARIANTS_DIR="${REPO_ROOT}/patches/none" previous "$(default_release)" "${REPO_ROOT}/patches/series" previous-default
+  [[ -n "${from_tag}" ]] && previous "${from_tag}" "${from_series}" previous-line
   git_work checkout -q --orphan rebased
   git_work rm -rq --cached . >/dev/null
   rm -rf "${work:?}/pkg"
@@ -75,7 +87,7 @@ if [[ "${mode}" != "--continue" ]]; then
   git_work add -A
   git_work commit -qm "upstream k8s.io/kubernetes ${version}"
   git_work tag upstream
-  echo "rebase.sh: ${#entries[@]} patches of ${line} (from ${from_tag}) onto ${version}"
+  echo "rebase.sh: ${#entries[@]} patches of ${line} (${from_series#"${REPO_ROOT}"/}) onto ${version}"
   start=0
 else
   [[ -f "${work}/.git/rebase-entry" ]] || { echo "rebase.sh: nothing to continue in ${work}" >&2; exit 2; }
