@@ -2,6 +2,8 @@
 # builds the same image without an engine: FROM scratch, the static binaries (the binder and the
 # kubectl plugin kubectl-pvc_why), uid 65532.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t pv-controller-manager:dev .
+# It builds the default Kubernetes release (patches/UPSTREAM); for another one use
+# `make image KUBE_VERSION=v1.35.4` (docs/releases.md), or run docker build in its release tree.
 FROM golang:1.26.8 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -76,6 +76,18 @@ test-integration: ## Upstream's PV integration tests (+ ours) on the patched con
 verify: ## Vendored copy matches upstream+patches, gofmt, go vet, go.mod tidy
 	hack/verify-all.sh
 
+.PHONY: verify-releases
+verify-releases: ## make verify for every other carried release (releases/*, docs/releases.md)
+	@for v in $(filter-out $(UPSTREAM),$(RELEASES)); do echo "=== verify $$v"; $(MAKE) --no-print-directory verify KUBE_VERSION=$$v || exit 1; done
+
+.PHONY: test-releases
+test-releases: ## make test (unit tests, -race) for every other carried release
+	@for v in $(filter-out $(UPSTREAM),$(RELEASES)); do echo "=== test $$v"; $(MAKE) --no-print-directory test KUBE_VERSION=$$v || exit 1; done
+
+.PHONY: rebase
+rebase: ## Carry the series to a new upstream tag: make rebase TO=v1.36.4 (hack/rebase.sh)
+	hack/rebase.sh $(TO)
+
 .PHONY: update
 update: ## Regenerate the vendored controller from patches/UPSTREAM + patches/series
 	hack/update-vendored.sh
