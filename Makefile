@@ -15,7 +15,8 @@ GO_TEST_FLAGS ?=
 
 # The Kubernetes release to build for: the default one (patches/UPSTREAM) in this tree, or another
 # carried release (releases/<line>/, docs/releases.md) in its own generated tree, where every target
-# below runs (hack/release-tree.sh). Binaries go to bin/<release>/, images get a -k8s<release> tag.
+# below runs (hack/release-tree.sh). Its binaries are copied to bin/<release>/, images get a
+# -k8s<release> tag.
 KUBE_VERSION ?= $(UPSTREAM)
 RELEASES := $(UPSTREAM) $(sort $(foreach f,$(wildcard releases/*/UPSTREAM),$(shell tr -d '[:space:]' < $(f))))
 
@@ -27,8 +28,8 @@ help:
 $(DELEGATED):
 	@tree="$$(hack/release-tree.sh $(KUBE_VERSION))" && \
 	GOWORK=off $(MAKE) -C "$$tree" $@ KUBE_VERSION=$(KUBE_VERSION) VERSION=$(VERSION) COMMIT=$(COMMIT) \
-		BIN_DIR=$(CURDIR)/bin/$(KUBE_VERSION) IMAGE_TAG=$(VERSION)-k8s$(KUBE_VERSION:v%=%) \
-		IMAGE_TAR=$(CURDIR)/_output/image/pv-controller-manager-$(KUBE_VERSION).tar
+		IMAGE_TAG=$(VERSION)-k8s$(KUBE_VERSION:v%=%) IMAGE_TAR=$(CURDIR)/_output/image/pv-controller-manager-$(KUBE_VERSION).tar && \
+	if [ -d "$$tree/bin" ]; then mkdir -p bin/$(KUBE_VERSION) && cp -p "$$tree"/bin/* bin/$(KUBE_VERSION)/; fi
 else
 
 .PHONY: help

@@ -4,7 +4,8 @@
 # every other carried release line has releases/<line>/ (docs/releases.md), and its tree is
 # _output/releases/<version>/src: the repository's sources (working tree, so uncommitted edits are
 # in), with that line's UPSTREAM, series, adapted patches (patches/release/), go.mod/go.sum for the
-# binary, the tools and etcd, the vendored controller and the integration tests regenerated for it.
+# binary, the tools and etcd, its replacements of our own files (releases/<line>/src/), and the
+# vendored controller and the integration tests regenerated for it.
 # The tree's own _output (its tools: kube-apiserver, KCM, ... of that release) is kept between runs.
 #   hack/release-tree.sh v1.36.3        prints the tree's path (the repository root for the default)
 set -euo pipefail
@@ -44,8 +45,9 @@ cp "${rel}/tools/go.mod" "${rel}/tools/go.sum" "${tree}/hack/tools/"
 if [[ -f "${rel}/etcd/go.mod" ]]; then
   cp "${rel}/etcd/go.mod" "${rel}/etcd/go.sum" "${tree}/hack/tools/etcd/"
 fi
-if [[ -f "${rel}/env" ]]; then
-  cp "${rel}/env" "${tree}/hack/release.env"
+# Our own files that must differ on this release (few, small; docs/releases.md).
+if [[ -d "${rel}/src" ]]; then
+  cp -r "${rel}/src/." "${tree}/"
 fi
 "${tree}/hack/update-vendored.sh" >&2
 "${tree}/hack/update-integration.sh" >&2

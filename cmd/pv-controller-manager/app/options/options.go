@@ -28,7 +28,6 @@ import (
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/metrics"
-	metricsfeatures "k8s.io/component-base/metrics/features"
 	cmoptions "k8s.io/controller-manager/options"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 	netutils "k8s.io/utils/net"
@@ -337,7 +336,7 @@ func (s *PVControllerManagerOptions) Config(ctx context.Context) (*config.Config
 	if err := s.ApplyTo(c); err != nil {
 		return nil, err
 	}
-	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultMutableFeatureGate)
+	applyMetricsFeatureGates()
 	s.Metrics.Apply()
 	return c, nil
 }

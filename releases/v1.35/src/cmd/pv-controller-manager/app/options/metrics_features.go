@@ -1,0 +1,6 @@
+package options
+
+// applyMetricsFeatureGates does what kube-controller-manager's Config does before it applies the
+// metrics options, on this Kubernetes release: nothing on v1.35 (component-base v0.35 has no
+// metrics feature gates to apply; KCM v1.35.4 calls only s.Metrics.Apply()).
+func applyMetricsFeatureGates() {}
