@@ -802,19 +802,7 @@ func claimRefString(ref *v1.ObjectReference) string {
 }
 
 func hasAccessModes(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) bool {
-	for _, want := range claim.Spec.AccessModes {
-		found := false
-		for _, have := range pv.Spec.AccessModes {
-			if have == want {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return len(missingAccessModes(claim, pv)) == 0
 }
 
 func missingAccessModes(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) []v1.PersistentVolumeAccessMode {

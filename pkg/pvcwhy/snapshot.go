@@ -56,55 +56,39 @@ func LoadFromCluster(ctx context.Context, client kubernetes.Interface, scope Sco
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumeClaims: %w", err)
 	}
-	for i := range claims.Items {
-		s.Claims = append(s.Claims, &claims.Items[i])
-	}
+	s.Claims = pointers(claims.Items)
 	volumes, err := client.CoreV1().PersistentVolumes().List(ctx, list)
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
 	}
-	for i := range volumes.Items {
-		s.Volumes = append(s.Volumes, &volumes.Items[i])
-	}
+	s.Volumes = pointers(volumes.Items)
 	classes, err := client.StorageV1().StorageClasses().List(ctx, list)
 	if err != nil {
 		return nil, fmt.Errorf("listing StorageClasses: %w", err)
 	}
-	for i := range classes.Items {
-		s.Classes = append(s.Classes, &classes.Items[i])
-	}
+	s.Classes = pointers(classes.Items)
 	pods, err := client.CoreV1().Pods(ns).List(ctx, list)
 	if err != nil {
 		return nil, fmt.Errorf("listing Pods: %w", err)
 	}
-	for i := range pods.Items {
-		s.Pods = append(s.Pods, &pods.Items[i])
-	}
+	s.Pods = pointers(pods.Items)
 	events, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "involvedObject.kind=PersistentVolumeClaim"})
 	if err != nil {
 		return nil, fmt.Errorf("listing Events: %w", err)
 	}
-	for i := range events.Items {
-		s.Events = append(s.Events, &events.Items[i])
-	}
+	s.Events = pointers(events.Items)
 	// Optional: a user allowed to read claims may not be allowed to read nodes or kube-system.
 	if nodes, err := client.CoreV1().Nodes().List(ctx, list); err == nil {
-		for i := range nodes.Items {
-			s.Nodes = append(s.Nodes, &nodes.Items[i])
-		}
+		s.Nodes = pointers(nodes.Items)
 	}
 	if leases, err := client.CoordinationV1().Leases(metav1.NamespaceSystem).List(ctx, list); err == nil {
 		s.HaveLeases = true
-		for i := range leases.Items {
-			s.Leases = append(s.Leases, &leases.Items[i])
-		}
+		s.Leases = pointers(leases.Items)
 	}
 	if ns != metav1.NamespaceAll && ns != metav1.NamespaceSystem {
 		// KCM's own pods tell whether it runs its binder.
 		if pods, err := client.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{ResourceVersion: "0", LabelSelector: "component=kube-controller-manager"}); err == nil {
-			for i := range pods.Items {
-				s.Pods = append(s.Pods, &pods.Items[i])
-			}
+			s.Pods = append(s.Pods, pointers(pods.Items)...)
 		}
 	}
 	return s, nil
@@ -142,47 +126,33 @@ func LoadFromFile(r io.Reader) (*Snapshot, error) {
 		case *v1.PersistentVolumeClaim:
 			s.Claims = append(s.Claims, o)
 		case *v1.PersistentVolumeClaimList:
-			for i := range o.Items {
-				s.Claims = append(s.Claims, &o.Items[i])
-			}
+			s.Claims = append(s.Claims, pointers(o.Items)...)
 		case *v1.PersistentVolume:
 			s.Volumes = append(s.Volumes, o)
 		case *v1.PersistentVolumeList:
-			for i := range o.Items {
-				s.Volumes = append(s.Volumes, &o.Items[i])
-			}
+			s.Volumes = append(s.Volumes, pointers(o.Items)...)
 		case *storagev1.StorageClass:
 			s.Classes = append(s.Classes, o)
 		case *storagev1.StorageClassList:
-			for i := range o.Items {
-				s.Classes = append(s.Classes, &o.Items[i])
-			}
+			s.Classes = append(s.Classes, pointers(o.Items)...)
 		case *v1.Pod:
 			s.Pods = append(s.Pods, o)
 		case *v1.PodList:
-			for i := range o.Items {
-				s.Pods = append(s.Pods, &o.Items[i])
-			}
+			s.Pods = append(s.Pods, pointers(o.Items)...)
 		case *v1.Event:
 			s.Events = append(s.Events, o)
 		case *v1.EventList:
-			for i := range o.Items {
-				s.Events = append(s.Events, &o.Items[i])
-			}
+			s.Events = append(s.Events, pointers(o.Items)...)
 		case *v1.Node:
 			s.Nodes = append(s.Nodes, o)
 		case *v1.NodeList:
-			for i := range o.Items {
-				s.Nodes = append(s.Nodes, &o.Items[i])
-			}
+			s.Nodes = append(s.Nodes, pointers(o.Items)...)
 		case *coordinationv1.Lease:
 			s.HaveLeases = true
 			s.Leases = append(s.Leases, o)
 		case *coordinationv1.LeaseList:
 			s.HaveLeases = true
-			for i := range o.Items {
-				s.Leases = append(s.Leases, &o.Items[i])
-			}
+			s.Leases = append(s.Leases, pointers(o.Items)...)
 		}
 		return nil
 	}
@@ -204,6 +174,15 @@ func LoadFromFile(r io.Reader) (*Snapshot, error) {
 	}
 	s.Now = s.newestTimestamp()
 	return s, nil
+}
+
+// pointers returns a pointer to each item of a list, in place (no copies).
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }
 
 // newestTimestamp is the latest time recorded in the snapshot: a dump's "now".
