@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: for every client QPS, scenario and arm, a fresh local cluster
-# (hack/local-up.sh), then the scenario by bin/pv-load. upstream = KCM v1.37.2 with its own binder;
+# (hack/local-up.sh), then the scenario by bin/pv-load. upstream = KCM of this tree's release (patches/UPSTREAM;
+# make bench KUBE_VERSION=... for another) with its own binder;
 # ours = KCM without its binder + pv-controller-manager. Both arms get the same binder QPS/burst and
 # sync period. Per run: claim->Bound latencies (JSON), API writes and 409s of the binder (apiserver
 # audit log, user agent persistent-volume-binder), binder CPU seconds and peak RSS.
