@@ -8,6 +8,7 @@
 #                                      merge / conflicting (with the conflicting hunks). On a conflict it
 #                                      stops in _output/rebase/vX.Y.Z: resolve there (git add), then
 #   hack/rebase.sh vX.Y.Z --continue   commits the resolution and goes on.
+#   --no-test                          skips the unit tests at the end (hack/verify-rebase.sh).
 # When every patch is in: writes the series back (patches/ for the default line, else
 # releases/vX.Y/: UPSTREAM, series, only the patches that had to change), pins go.mod for the
 # binary, the tools and etcd (the release's build/dependencies.yaml pin), regenerates the
@@ -17,8 +18,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export GOWORK=off
 trap 'echo "rebase.sh: failed at line ${LINENO}: ${BASH_COMMAND}" >&2' ERR
 
-version="${1:?usage: hack/rebase.sh vX.Y.Z [--continue]}"
-mode="${2:-}"
+version="${1:?usage: hack/rebase.sh vX.Y.Z [--continue] [--no-test]}"
+mode="" run_tests=1
+for arg in "${@:2}"; do
+  case "${arg}" in
+  --continue) mode="--continue" ;;
+  --no-test) run_tests=0 ;;
+  *) echo "rebase.sh: unknown argument ${arg}" >&2; exit 2 ;;
+  esac
+done
 [[ "${version}" =~ ^v1\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$ ]] || { echo "rebase.sh: not a Kubernetes tag: ${version}" >&2; exit 2; }
 line="$(release_line "${version}")"
 default_line="$(release_line "$(default_release)")"
@@ -183,6 +191,8 @@ else
   "${REPO_ROOT}/hack/update-integration.sh"
 fi
 
-echo "rebase.sh: unit tests of the patched controller on ${version} (-race)"
-(cd "${tree}" && go test -race -count=1 "./${VENDORED_PKG}/...")
+if [[ ${run_tests} -eq 1 ]]; then
+  echo "rebase.sh: unit tests of the patched controller on ${version} (-race)"
+  (cd "${tree}" && go test -race -count=1 "./${VENDORED_PKG}/...")
+fi
 echo "rebase.sh: ${version} done. Review git diff, then run: make verify test test-integration e2e KUBE_VERSION=${version}"
