@@ -24,6 +24,10 @@ const (
 	ScenarioPrebound = "prebound"
 	ScenarioPVCFirst = "pvc-first"
 	ScenarioMatched  = "matched"
+	// ScenarioClaimRef: each PV reserves its claim by spec.claimRef (namespace and name, as the
+	// Kubernetes docs teach operators; external-provisioner and kube-scheduler write the same),
+	// and the claim has no volumeName.
+	ScenarioClaimRef = "claimref"
 )
 
 // Config describes one run.
@@ -82,9 +86,10 @@ func (r *Result) Summary() string {
 
 func (c *Config) name(i int) string { return fmt.Sprintf("%s-%05d", c.Prefix, i) }
 
-// Volume returns the i-th volume of the run. The pvc-first and prebound claims name it.
+// Volume returns the i-th volume of the run. The pvc-first and prebound claims name it; in the
+// claimref scenario it reserves the i-th claim.
 func (c *Config) Volume(i int) *v1.PersistentVolume {
-	return &v1.PersistentVolume{
+	pv := &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Labels: map[string]string{"loadgen": c.Prefix}},
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
@@ -96,9 +101,13 @@ func (c *Config) Volume(i int) *v1.PersistentVolume {
 			},
 		},
 	}
+	if c.Scenario == ScenarioClaimRef {
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: c.Namespace, Name: c.name(i)}
+	}
+	return pv
 }
 
-// Claim returns the i-th claim; it names its volume unless the scenario is matched.
+// Claim returns the i-th claim; it names its volume unless the scenario is matched or claimref.
 func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 	claim := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Namespace: c.Namespace, Labels: map[string]string{"loadgen": c.Prefix}},
@@ -108,7 +117,7 @@ func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	if c.Scenario != ScenarioMatched {
+	if c.Scenario != ScenarioMatched && c.Scenario != ScenarioClaimRef {
 		claim.Spec.VolumeName = c.name(i)
 	}
 	return claim
@@ -144,7 +153,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	start := time.Now()
 	var err error
 	switch cfg.Scenario {
-	case ScenarioPrebound:
+	case ScenarioPrebound, ScenarioClaimRef:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
 			if err := createVolume(ctx, client, cfg.Volume(i)); err != nil {
 				return err
@@ -183,7 +192,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 			})
 		}
 	default:
-		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioPVCFirst, ScenarioMatched)
+		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched)
 	}
 	if err != nil {
 		return nil, err
@@ -384,7 +393,7 @@ func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
 
 // Verify checks the final state: every claim of the run is Bound to exactly one volume, every
 // volume of the run is Bound to exactly one claim, and the two sides agree (claimRef UID too).
-// For pre-bound scenarios each claim must have its own volume.
+// For pre-bound scenarios (prebound, pvc-first, claimref) each claim must have its own volume.
 func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
 	selector := metav1.ListOptions{LabelSelector: "loadgen=" + cfg.Prefix}
 	pvcs, err := client.CoreV1().PersistentVolumeClaims(cfg.Namespace).List(ctx, selector)

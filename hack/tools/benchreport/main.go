@@ -120,7 +120,7 @@ func main() {
 		fmt.Fprintf(&md, "Apiserver write ceiling, measured in the same session with no binder running (`write-ceiling.json`): "+
 			"**%.0f writes/s** (creates and the 4 writes of a bind, %d clients). The floor is the time the apiserver needs, at that rate, "+
 			"for the writes between the start of the clock and the last bind: 4 per bind plus the creates in that span "+
-			"(prebound: N PVs and N claims; pvc-first: the N PVs; matched: the N claims, the PVs exist before), "+
+			"(prebound, claimref: N PVs and N claims; pvc-first: the N PVs; matched: the N claims, the PVs exist before), "+
 			"or 4 writes per bind at the binder's client QPS if that takes longer. \"all bound\" is compared with it.\n\n",
 			ceil.WritesPerSecond, ceil.Concurrency)
 	}
@@ -200,7 +200,7 @@ func floorOf(r run, writesPerSecond float64) time.Duration {
 func writesAfterStart(r result) float64 {
 	n := float64(r.Count)
 	switch r.Scenario {
-	case "prebound":
+	case "prebound", "claimref":
 		return 2*n + 4*n
 	default: // pvc-first: the PVs; matched: the claims
 		return n + 4*n
