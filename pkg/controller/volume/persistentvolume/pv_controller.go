@@ -203,6 +203,8 @@ type PersistentVolumeController struct {
 
 	// claimIndexer is the claim informer's indexer, with claimVolumeNameIndex.
 	claimIndexer cache.Indexer
+	// volumeIndexer is the volume informer's indexer, with volumeClaimRefIndex.
+	volumeIndexer cache.Indexer
 	// missingVolumeEvents limits "volume does not exist" events to one per claim.
 	missingVolumeEvents missingVolumeEvents
 

@@ -160,6 +160,10 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		return nil, fmt.Errorf("could not add unbound claim class index: %w", err)
 	}
 	controller.claimIndexer = p.ClaimInformer.Informer().GetIndexer()
+	if err := p.VolumeInformer.Informer().AddIndexers(cache.Indexers{volumeClaimRefIndex: volumeClaimRefIndexFunc}); err != nil {
+		return nil, fmt.Errorf("could not add volume claimRef index: %w", err)
+	}
+	controller.volumeIndexer = p.VolumeInformer.Informer().GetIndexer()
 
 	controller.classLister = p.ClassInformer.Lister()
 	controller.classListerSynced = p.ClassInformer.Informer().HasSynced

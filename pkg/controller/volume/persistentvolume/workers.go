@@ -32,7 +32,10 @@ import (
 //   - a volume sync holds the lock of its volume;
 //   - a sync of a claim that names a volume (spec.volumeName) holds the lock
 //     of that volume;
-//   - a sync of a claim that does not name a volume (the claims that are
+//   - a sync of a claim that does not name a volume but that one volume
+//     reserves by claimRef, and that the matcher would bind to it, holds the
+//     lock of that volume (volumeReservingClaim): no other claim can get it;
+//   - a sync of any other claim that does not name a volume (the claims that are
 //     matched against all volumes, or provisioned) holds the matcher lock, so
 //     best-match selection runs one claim at a time, as upstream. Once its
 //     bind has saved the chosen volume's claimRef, the volume is reserved:
@@ -101,23 +104,27 @@ func volumeReserved(ctx context.Context, volumeName string) {
 }
 
 // lockClaim locks what the claim with the given key works on: the volume it
-// names, or the matcher. The controller's cache is asked first (it holds our
+// names or that reserves it by claimRef, or the matcher. The controller's cache is asked first (it holds our
 // own newest writes), then the informer. The returned context carries the
 // lock, for the matcher's hand-over in bind().
 func (ctrl *PersistentVolumeController) lockClaim(ctx context.Context, key string) (context.Context, func()) {
 	l := &claimSyncLock{locks: ctrl.syncLocks}
 	ctx = context.WithValue(ctx, claimSyncLockKey{}, l)
-	volumeName, found := "", false
+	var claim *v1.PersistentVolumeClaim
 	if obj, ok, err := ctrl.claims.GetByKey(key); err == nil && ok {
-		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
-			volumeName, found = claim.Spec.VolumeName, true
+		claim, _ = obj.(*v1.PersistentVolumeClaim)
+	}
+	if claim == nil {
+		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
+			claim, _ = ctrl.claimLister.PersistentVolumeClaims(namespace).Get(name)
 		}
 	}
-	if !found {
-		if namespace, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
-			if claim, err := ctrl.claimLister.PersistentVolumeClaims(namespace).Get(name); err == nil {
-				volumeName = claim.Spec.VolumeName
-			}
+	volumeName := ""
+	if claim != nil {
+		volumeName = claim.Spec.VolumeName
+		if volumeName == "" {
+			// A claim that a volume reserves is bound to it without matching.
+			volumeName = ctrl.volumeReservingClaim(claim)
 		}
 	}
 	if volumeName != "" {
