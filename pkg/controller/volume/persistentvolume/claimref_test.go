@@ -33,6 +33,11 @@ import (
 // holds the matcher: it needs only its volume's lock.
 func TestClaimReservedByVolumeSkipsMatcher(t *testing.T) {
 	rc := startRunningControllerWithWorkers(t, 2, nil, nil, noerrors)
+	// The claim first, synced once with no volume for it, so the controller
+	// knows it before the volume arrives.
+	rc.addClaim(newClaim("claim-r", "uid-r", "1Gi", "", v1.ClaimPending, nil))
+	waitForEvent(t, rc.ctrl, "Normal FailedBinding no persistent volumes available for this claim")
+
 	// A long match in progress elsewhere.
 	rc.ctrl.syncLocks.matcher.Lock()
 	matcherHeld := true
@@ -41,9 +46,8 @@ func TestClaimReservedByVolumeSkipsMatcher(t *testing.T) {
 			rc.ctrl.syncLocks.matcher.Unlock()
 		}
 	}()
-
+	// The volume that reserves the claim: its sync queues the claim.
 	rc.addVolume(newVolume("volume-r", "1Gi", "", "claim-r", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty))
-	rc.addClaim(newClaim("claim-r", "uid-r", "1Gi", "", v1.ClaimPending, nil))
 	// Without the fast path claim-r's sync waits for the matcher, which is
 	// held until the end of this test.
 	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
