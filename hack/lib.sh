@@ -36,16 +36,6 @@ release_line() {
   echo "v${v%%.*}.$(echo "${v}" | cut -d. -f2)"
 }
 
-# default_release prints the release the repository root is generated for.
-default_release() {
-  upstream_tag
-}
-
-# new_files PATCH lists the files a patch creates.
-new_files() {
-  awk '/^diff --git a\// { file = substr($3, 3) } /^new file mode/ { print file }' "$1"
-}
-
 # patch_files PATCH lists the files a patch touches.
 patch_files() {
   awk '/^diff --git a\// { print substr($3, 3) }' "$1"

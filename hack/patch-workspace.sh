@@ -25,7 +25,6 @@ entry_with_subject() {
   done
   return 0
 }
-shared_entry_for() { entry_with_subject "${REPO_ROOT}/patches" "$1"; }
 
 # export_release: a release tree keeps only what differs from the shared patches.
 export_release() {
@@ -38,7 +37,7 @@ export_release() {
     echo "# An entry found in patches/release/ was adapted to this release (docs/releases.md)."
   } >"${REPO_ROOT}/patches/series"
   for c in "${commits[@]}"; do
-    entry="$(shared_entry_for "${c}")"
+    entry="$(entry_with_subject "${REPO_ROOT}/patches" "${c}")"
     if [[ -z "${entry}" ]]; then # a patch only this release carries: keep its name
       entry="$(entry_with_subject "${VARIANTS_DIR:-/nonexistent}" "${c}")"
       if [[ -n "${entry}" ]]; then

@@ -29,7 +29,7 @@ for arg in "${@:2}"; do
 done
 [[ "${version}" =~ ^v1\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$ ]] || { echo "rebase.sh: not a Kubernetes tag: ${version}" >&2; exit 2; }
 line="$(release_line "${version}")"
-default_line="$(release_line "$(default_release)")"
+default_line="$(release_line "$(upstream_tag)")"
 work="${REPO_ROOT}/_output/rebase/${version}"
 git_work() { git -C "${work}" -c user.name=pv-controller-manager -c user.email=pv-controller-manager@invalid "$@"; }
 
@@ -39,7 +39,7 @@ git_work() { git -C "${work}" -c user.name=pv-controller-manager -c user.email=p
 from_tag=""
 if [[ "${line}" == "${default_line}" ]]; then
   from_series="${REPO_ROOT}/patches/series"
-  from_tag="$(default_release)"
+  from_tag="$(upstream_tag)"
   export VARIANTS_DIR="${REPO_ROOT}/patches/none" # the default line has no adapted patches
 elif [[ -f "${RELEASES_DIR}/${line}/series" ]]; then
   from_series="${RELEASES_DIR}/${line}/series"
@@ -86,7 +86,7 @@ if [[ "${mode}" != "--continue" ]]; then
   rm -rf "${work}"
   mkdir -p "${work}"
   git_work init -q
-  VARIANTS_DIR="${REPO_ROOT}/patches/none" previous "$(default_release)" "${REPO_ROOT}/patches/series" previous-default
+  VARIANTS_DIR="${REPO_ROOT}/patches/none" previous "$(upstream_tag)" "${REPO_ROOT}/patches/series" previous-default
   [[ -n "${from_tag}" ]] && previous "${from_tag}" "${from_series}" previous-line
   git_work checkout -q --orphan rebased
   git_work rm -rq --cached . >/dev/null

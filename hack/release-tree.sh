@@ -12,13 +12,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 version="${1:?usage: hack/release-tree.sh vX.Y.Z}"
-if [[ "${version}" == "$(default_release)" ]]; then
+if [[ "${version}" == "$(upstream_tag)" ]]; then
   echo "${REPO_ROOT}"
   exit 0
 fi
 line="$(release_line "${version}")"
 rel="${RELEASES_DIR}/${line}"
-carried() { (cd "${RELEASES_DIR}" && for d in v*/; do echo -n "$(tr -d '[:space:]' <"${d}UPSTREAM") "; done; echo -n "$(default_release)"); }
+carried() { (cd "${RELEASES_DIR}" && for d in v*/; do echo -n "$(tr -d '[:space:]' <"${d}UPSTREAM") "; done; echo -n "$(upstream_tag)"); }
 if [[ ! -f "${rel}/UPSTREAM" ]]; then
   echo "release-tree.sh: release line ${line} is not carried; carried: $(carried). hack/rebase.sh ${version} starts it." >&2
   exit 2
