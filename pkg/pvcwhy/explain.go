@@ -227,7 +227,8 @@ func (a *Analyzer) explainBinding(claim *v1.PersistentVolumeClaim, r *Report) {
 		r.Summary = fmt.Sprintf("the binder would bind it to %q (%s) but has not yet%s", best.Name, how, a.binderHint())
 		return
 	}
-	for _, pv := range reserved {
+	if len(reserved) > 0 {
+		pv := reserved[0]
 		r.Verdict, r.Volume = ReservedVolumeMismatch, pv.Name
 		reasons := a.rejections(claim, pv)
 		r.Summary = fmt.Sprintf("volume %q reserves this claim by claimRef but does not fit it: %s", pv.Name, strings.Join(reasons, "; "))
@@ -773,7 +774,9 @@ func (a *Analyzer) binderHint() string {
 	if !a.binder.Known {
 		return ""
 	}
-	if a.binder.Ours == "" && a.binder.KCMBinder != "enabled" {
+	// Only when nobody can be binding: not ours, and no KCM leader, or one known to run without
+	// its binder (a KCM that is not a pod here may well be binding).
+	if a.binder.Ours == "" && (a.binder.KCM == "" || a.binder.KCMBinder == "disabled") {
 		return " (no binder is running: " + a.binder.Summary + ")"
 	}
 	return ""

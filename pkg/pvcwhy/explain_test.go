@@ -147,11 +147,27 @@ func TestBinderStatus(t *testing.T) {
 		t.Errorf("KCM with --controllers=*: binder %q, want enabled", b.KCMBinder)
 	}
 
+	// Our Lease expired, KCM's renewed, KCM not a pod here: it may be binding, so no claim may
+	// say that nobody binds.
+	for _, l := range s.Leases {
+		if l.Name == OurLease {
+			l.Spec.RenewTime = &metav1.MicroTime{Time: s.Now.Add(-15 * time.Minute)}
+		}
+	}
+	kcm.Spec.NodeName = "elsewhere"
+	a := NewAnalyzer(s)
+	if a.binder.Ours != "" || a.binder.KCM == "" || a.binder.KCMBinder != "unknown" {
+		t.Errorf("our Lease expired, KCM's renewed, no KCM pod: binder %+v", a.binder)
+	}
+	if r := a.Explain(a.Claim("match", "data")); strings.Contains(r.Summary, "no binder is running") {
+		t.Errorf("summary %q says no binder runs while KCM (binder unknown) holds its Lease", r.Summary)
+	}
+
 	// Both Leases expired: nobody binds, and a claim that would bind says so.
 	for _, l := range s.Leases {
 		l.Spec.RenewTime = &metav1.MicroTime{Time: s.Now.Add(-15 * time.Minute)}
 	}
-	a := NewAnalyzer(s)
+	a = NewAnalyzer(s)
 	if a.binder.Ours != "" || a.binder.KCM != "" {
 		t.Errorf("expired Leases: binder %+v, want no holders", a.binder)
 	}
