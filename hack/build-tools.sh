@@ -3,7 +3,7 @@
 # (default _output/tools/bin, or $TOOLS_BIN). A binary is rebuilt only when its pinned version changed.
 #   etcd                          hack/tools/etcd/go.mod (go.etcd.io/etcd/server/v3)
 #   kube-apiserver, kube-controller-manager, kube-scheduler, ginkgo,
-#   kubelet (only for make e2e-node; not in the default set)
+#   kubelet (make e2e-node, e2e-kind), kubeadm, kubectl (make e2e-kind; not in the default set)
 #                                 hack/tools/go.mod (k8s.io/kubernetes, same pin as our controller)
 #   kwok, kwokctl                 KWOK_VERSION below
 #   kind                          KIND_VERSION below (only make e2e-kind; not in the default set)
@@ -48,7 +48,7 @@ for name in "${want[@]}"; do
     build etcd "$(modversion "${tools_dir}/etcd" go.etcd.io/etcd/server/v3)" \
       bash -c "cd '${tools_dir}/etcd' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/etcd' ."
     ;;
-  kube-apiserver | kube-controller-manager | kube-scheduler | kubelet)
+  kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kubeadm | kubectl)
     build "${name}" "${k8s_version}" build_k8s "${name}"
     ;;
   kwok | kwokctl)

@@ -47,9 +47,9 @@ func binderStatus(s *Snapshot) Binder {
 	b.KCMBinder = "unknown"
 	if holder, renewed, ok := liveHolder(kcm, s.Now); ok {
 		b.KCM = holder
-		node, _, _ := strings.Cut(holder, "_") // KCM's identity is <hostname>_<uuid>
+		node := upstreamguard.HolderNode(holder)
 		for _, pod := range s.Pods {
-			if pod.Namespace != "kube-system" || pod.Spec.NodeName != node || pod.Labels["component"] != "kube-controller-manager" {
+			if pod.Namespace != "kube-system" || strings.ToLower(pod.Spec.NodeName) != node || pod.Labels["component"] != "kube-controller-manager" {
 				continue
 			}
 			if controllers, enabled := upstreamguard.BinderControllers(pod); enabled {
@@ -70,21 +70,7 @@ func binderStatus(s *Snapshot) Binder {
 	return b
 }
 
-// liveHolder returns a Lease's holder if it was renewed within its duration.
+// liveHolder is the guard's rule, judged at the snapshot's time.
 func liveHolder(l *coordinationv1.Lease, now time.Time) (string, time.Duration, bool) {
-	if l == nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" || l.Spec.RenewTime == nil {
-		return "", 0, false
-	}
-	duration := 15 * time.Second
-	if l.Spec.LeaseDurationSeconds != nil {
-		duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
-	}
-	age := now.Sub(l.Spec.RenewTime.Time)
-	if age > duration {
-		return "", 0, false
-	}
-	if age < 0 {
-		age = 0
-	}
-	return *l.Spec.HolderIdentity, age.Round(time.Second), true
+	return upstreamguard.LiveHolder(l, now, time.Time{})
 }

@@ -9,8 +9,11 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -52,6 +55,11 @@ type Config struct {
 	CheckPeriod time.Duration
 	// AllowCoexistence reports and warns but never holds writes (--allow-upstream-binder).
 	AllowCoexistence bool
+	// LeaseName is KCM's leader-election Lease in Namespace; when set, only the KCM pod that holds
+	// it counts (binderPods). Empty: every KCM pod with the binder enabled counts.
+	LeaseName string
+	// now is time.Now, replaceable in tests.
+	now func() time.Time
 }
 
 // Guard tracks whether KCM runs its binder. The zero state is "unknown", which holds writes too:
@@ -59,18 +67,27 @@ type Config struct {
 type Guard struct {
 	cfg Config
 
-	mu       sync.Mutex
-	known    bool
-	active   []string // "namespace/name" of KCM pods running the binder
-	warned   map[types.UID]bool
-	changed  chan struct{} // closed and replaced on every change of known/active
-	stopping chan struct{}
+	mu     sync.Mutex
+	known  bool
+	active []string // "namespace/name" of KCM pods running the binder
+	leader string   // KCM's Lease holder when it decided, else ""
+	// lastRenew and renewObserved: the KCM Lease's renewTime and when we first saw it (LiveHolder).
+	lastRenew     time.Time
+	renewObserved time.Time
+	expiry        *time.Timer // re-evaluates when the holder's Lease would expire
+	warned        map[types.UID]bool
+	changed       chan struct{} // closed and replaced on every change of known/active
+	stopping      chan struct{}
+	wake          chan struct{}
 }
 
 // New returns a Guard; Run starts it.
 func New(cfg Config) *Guard {
 	registerOnce.Do(func() { legacyregistry.MustRegister(activeGauge) })
-	return &Guard{cfg: cfg, warned: map[types.UID]bool{}, changed: make(chan struct{}), stopping: make(chan struct{})}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	return &Guard{cfg: cfg, warned: map[types.UID]bool{}, changed: make(chan struct{}), stopping: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // Run watches KCM's pods until ctx is done. Writes held by WrapTransport fail once ctx is done.
@@ -82,18 +99,44 @@ func (g *Guard) Run(ctx context.Context) {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = g.cfg.Selector.String() }))
 	podInformer := factory.Core().V1().Pods()
 	lister := podInformer.Lister()
-	evaluate := func() { g.evaluate(logger, lister.Pods(g.cfg.Namespace)) }
-	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { evaluate() },
-		UpdateFunc: func(any, any) { evaluate() },
-		DeleteFunc: func(any) { evaluate() },
-	})
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { g.trigger() },
+		UpdateFunc: func(any, any) { g.trigger() },
+		DeleteFunc: func(any) { g.trigger() },
+	}
+	_, _ = podInformer.Informer().AddEventHandler(handler)
+	synced := []cache.InformerSynced{podInformer.Informer().HasSynced}
+	lease := func() (*coordinationv1.Lease, error) { return nil, nil }
+	var leaseFactory informers.SharedInformerFactory
+	if g.cfg.LeaseName != "" {
+		// Only KCM's Lease: our Role may read that one name, not every Lease in kube-system.
+		leaseFactory = informers.NewSharedInformerFactoryWithOptions(g.cfg.Client, 0,
+			informers.WithNamespace(g.cfg.Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", g.cfg.LeaseName).String()
+			}))
+		leaseInformer := leaseFactory.Coordination().V1().Leases()
+		_, _ = leaseInformer.Informer().AddEventHandler(handler)
+		synced = append(synced, leaseInformer.Informer().HasSynced)
+		leaseLister := leaseInformer.Lister().Leases(g.cfg.Namespace)
+		lease = func() (*coordinationv1.Lease, error) {
+			l, err := leaseLister.Get(g.cfg.LeaseName)
+			if errors.IsNotFound(err) {
+				return nil, nil
+			}
+			return l, err
+		}
+		leaseFactory.Start(ctx.Done())
+		defer leaseFactory.Shutdown()
+	}
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
-	logger.V(2).Info("Watching kube-controller-manager pods", "namespace", g.cfg.Namespace, "selector", g.cfg.Selector.String())
+	logger.V(2).Info("Watching kube-controller-manager pods", "namespace", g.cfg.Namespace, "selector", g.cfg.Selector.String(), "lease", g.cfg.LeaseName)
+	// Events only ask for an evaluation; one goroutine does them, so decisions are ordered.
+	evaluate := func() { g.evaluate(logger, lister.Pods(g.cfg.Namespace), lease) }
 	evaluate()
 	period := g.cfg.CheckPeriod
 	if period <= 0 {
@@ -107,7 +150,17 @@ func (g *Guard) Run(ctx context.Context) {
 			return
 		case <-ticker.C:
 			evaluate()
+		case <-g.wake:
+			evaluate()
 		}
+	}
+}
+
+// trigger asks Run's loop for an evaluation (coalesced).
+func (g *Guard) trigger() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -115,21 +168,33 @@ type podLister interface {
 	List(selector labels.Selector) ([]*corev1.Pod, error)
 }
 
-func (g *Guard) evaluate(logger klog.Logger, pods podLister) {
+func (g *Guard) evaluate(logger klog.Logger, pods podLister, getLease func() (*coordinationv1.Lease, error)) {
 	list, err := pods.List(g.cfg.Selector)
 	if err != nil {
 		logger.Error(err, "Listing kube-controller-manager pods from the cache")
 		return
 	}
+	lease, err := getLease()
+	if err != nil {
+		logger.Error(err, "Reading kube-controller-manager's Lease from the cache", "lease", g.cfg.LeaseName)
+		return
+	}
+	now := g.cfg.now()
 	var active []string
 	var newlyActive []*corev1.Pod
 	g.mu.Lock()
+	if lease != nil && lease.Spec.RenewTime != nil && !lease.Spec.RenewTime.Time.Equal(g.lastRenew) {
+		g.lastRenew, g.renewObserved = lease.Spec.RenewTime.Time, now
+	}
+	binders, leader := binderPods(list, lease, now, g.renewObserved)
+	if leader != "" {
+		// No event marks a Lease's expiry; look again then, when any standby may take over.
+		_, age, _ := LiveHolder(lease, now, g.renewObserved)
+		g.scheduleExpiry(leaseDuration(lease) - age + time.Second)
+	}
 	seen := map[types.UID]bool{}
-	for _, pod := range list {
-		controllers, ok := BinderControllers(pod)
-		if !ok {
-			continue
-		}
+	for _, pod := range binders {
+		controllers, _ := BinderControllers(pod)
 		active = append(active, pod.Namespace+"/"+pod.Name)
 		seen[pod.UID] = true
 		if !g.warned[pod.UID] {
@@ -146,8 +211,11 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister) {
 	}
 	slices.Sort(active)
 	changed := !g.known || !slices.Equal(active, g.active)
+	if leader != g.leader {
+		logger.V(2).Info("kube-controller-manager's Lease holder", "holder", leader, "binderPods", active)
+	}
 	wasActive := len(g.active) > 0
-	g.known, g.active = true, active
+	g.known, g.active, g.leader = true, active, leader
 	if changed {
 		close(g.changed)
 		g.changed = make(chan struct{})
@@ -173,6 +241,15 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister) {
 				action, kcmargs.BinderController)
 		}
 	}
+}
+
+// scheduleExpiry arranges one evaluation after d (g.mu held).
+func (g *Guard) scheduleExpiry(d time.Duration) {
+	if g.expiry == nil {
+		g.expiry = time.AfterFunc(d, g.trigger)
+		return
+	}
+	g.expiry.Reset(d)
 }
 
 // BinderControllers tells whether a live pod runs kube-controller-manager with its binder, and

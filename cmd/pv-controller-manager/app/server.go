@@ -126,6 +126,7 @@ func Run(ctx context.Context, c *config.Config) error {
 		Recorder:         c.EventRecorder,
 		CheckPeriod:      c.UpstreamBinderGuard.CheckPeriod,
 		AllowCoexistence: c.UpstreamBinderGuard.Allow,
+		LeaseName:        c.UpstreamBinderGuard.LeaseName,
 	})
 	go guard.Run(ctx)
 	if c.SecureServing != nil {

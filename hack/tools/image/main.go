@@ -37,6 +37,8 @@ func main() {
 	revision := flag.String("revision", "", "org.opencontainers.image.revision label")
 	var files fileFlags
 	flag.Var(&files, "file", "SRC=DEST: put the file SRC at DEST in the image, mode 0755 (repeatable; replaces --binary)")
+	var links symlinkFlags
+	flag.Var(&links, "symlink", "DEST=TARGET: a symbolic link at DEST pointing to TARGET (repeatable), e.g. busybox applets")
 	entrypoint := flag.String("entrypoint", "/usr/local/bin/pv-controller-manager", "comma-separated entrypoint; empty for none")
 	user := flag.String("user", "65532:65532", "image user")
 	title := flag.String("title", "pv-controller-manager", "org.opencontainers.image.title label")
@@ -46,12 +48,16 @@ func main() {
 		files = fileFlags{{src: *binary, dest: "usr/local/bin/pv-controller-manager"}}
 	}
 	for i := range files {
+		if files[i].link != "" {
+			continue
+		}
 		data, err := os.ReadFile(files[i].src)
 		if err != nil {
 			log.Fatalf("--file/--binary: %v", err)
 		}
 		files[i].data = data
 	}
+	files = append(files, links...)
 	ref, err := name.ParseReference(*tag)
 	if err != nil {
 		log.Fatalf("--tag: %v", err)
@@ -104,6 +110,7 @@ func main() {
 // file is one --file flag: SRC on this machine, DEST in the image.
 type file struct {
 	src, dest string
+	link      string // set: a symlink to link, no src
 	data      []byte
 }
 
@@ -116,6 +123,18 @@ func (f *fileFlags) Set(v string) error {
 		return fmt.Errorf("want SRC=DEST, got %q", v)
 	}
 	*f = append(*f, file{src: src, dest: strings.TrimPrefix(dest, "/")})
+	return nil
+}
+
+type symlinkFlags []file
+
+func (f *symlinkFlags) String() string { return fmt.Sprint(*f) }
+func (f *symlinkFlags) Set(v string) error {
+	dest, target, ok := strings.Cut(v, "=")
+	if !ok || dest == "" || target == "" {
+		return fmt.Errorf("want DEST=TARGET, got %q", v)
+	}
+	*f = append(*f, file{dest: strings.TrimPrefix(dest, "/"), link: target})
 	return nil
 }
 
@@ -155,6 +174,10 @@ func rootfs(files []file, mtime time.Time) []byte {
 	add(&tar.Header{Name: "etc/group", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(group))}, group)
 	for _, f := range files {
 		mkdirs(f.dest)
+		if f.link != "" {
+			add(&tar.Header{Name: f.dest, Typeflag: tar.TypeSymlink, Linkname: f.link, Mode: 0o777}, nil)
+			continue
+		}
 		add(&tar.Header{Name: f.dest, Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(f.data))}, f.data)
 	}
 	if err := tw.Close(); err != nil {

@@ -54,4 +54,6 @@ type UpstreamBinderGuard struct {
 	PodNamespace string
 	PodSelector  labels.Selector
 	CheckPeriod  time.Duration
+	// LeaseName is KCM's leader-election Lease; "" ignores it.
+	LeaseName string
 }

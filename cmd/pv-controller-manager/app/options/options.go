@@ -105,6 +105,7 @@ type UpstreamBinderGuardOptions struct {
 	PodNamespace string
 	PodSelector  string
 	CheckPeriod  time.Duration
+	LeaseName    string
 }
 
 // DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
@@ -144,6 +145,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 			PodNamespace: upstreamguard.DefaultNamespace,
 			PodSelector:  upstreamguard.DefaultSelector,
 			CheckPeriod:  time.Minute,
+			LeaseName:    upstreamguard.DefaultLeaseName,
 		},
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
@@ -189,6 +191,9 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 		"Label selector of the kube-controller-manager (mirror) pods to check; kubeadm labels them component=kube-controller-manager.")
 	guard.DurationVar(&s.UpstreamBinderGuard.CheckPeriod, "upstream-binder-check-period", s.UpstreamBinderGuard.CheckPeriod,
 		"How often the cached kube-controller-manager pods are checked again, besides on every change of them.")
+	guard.StringVar(&s.UpstreamBinderGuard.LeaseName, "upstream-binder-lease", s.UpstreamBinderGuard.LeaseName,
+		"kube-controller-manager's leader-election Lease (its --leader-elect-resource-name) in --upstream-binder-pod-namespace. While a KCM holds it, "+
+			"only that KCM's pod counts: standbys with the binder enabled do not hold our writes (a rollout node by node). Empty: every KCM pod counts.")
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -363,6 +368,7 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 		PodNamespace: s.UpstreamBinderGuard.PodNamespace,
 		PodSelector:  selector,
 		CheckPeriod:  s.UpstreamBinderGuard.CheckPeriod,
+		LeaseName:    s.UpstreamBinderGuard.LeaseName,
 	}
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err
