@@ -64,6 +64,8 @@ rollout-tool: ## Build bin/pv-rollout (static), the manifest editor behind hack/
 test: ## Unit tests: upstream's tests on the patched copy and our packages (-race)
 	go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/...
 	cd hack/tools/benchreport && GOWORK=off go test $(GO_TEST_FLAGS) .
+	cd hack/tools/kind-lb && GOWORK=off go test -race $(GO_TEST_FLAGS) .
+	cd hack/tools/runc-dropcap && GOWORK=off go test -race $(GO_TEST_FLAGS) .
 
 INTEGRATION_FLAGS ?=
 .PHONY: test-integration
@@ -146,7 +148,7 @@ e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
 	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"
 
 .PHONY: e2e-kind
-e2e-kind: ## Same suite on kind after the static-pod rollout; needs docker/podman: NOT runnable on this machine (hack/e2e-kind.sh)
+e2e-kind: ## e2e on kind, 3 control-plane nodes + 1 worker, after the rollout node by node; Docker from apt, node image built offline (hack/e2e-kind.sh)
 	hack/e2e-kind.sh
 
 .PHONY: e2e-node

@@ -5,7 +5,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "${REPO_ROOT}"
 
-modules=(. hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport test/e2e)
+modules=(. hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport hack/tools/kind-lb hack/tools/runc-dropcap test/e2e)
 backup="$(mktemp -d)"
 restore() {
   for m in "${modules[@]}"; do

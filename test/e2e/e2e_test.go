@@ -383,18 +383,24 @@ var _ = Describe("Upstream binder guard", Serial, func() {
 	// must hold our writes, say so with a Warning event and a metric, and bind once it is gone.
 	It("holds binding while a kube-controller-manager pod runs its binder, and binds once it is gone", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
+		// The guard counts only the KCM that holds KCM's Lease when that one is a pod here (on
+		// kind it is): so this pod goes on the leader's node. Elsewhere (KCM not a pod, as on the
+		// local cluster) it counts anyway. It never runs: its image does not exist.
+		node := "e2e-no-such-node"
+		if holder := kcmLeaseHolder(ctx); holder != "" {
+			node = holderNode(holder)
+		}
 		kcm := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
 				GenerateName: "kube-controller-manager-e2e-",
 				Namespace:    "kube-system",
 				Labels:       map[string]string{"component": "kube-controller-manager", "tier": "control-plane"},
-				Annotations:  map[string]string{"kubernetes.io/config.mirror": "e2e", "kubernetes.io/config.source": "file"},
 			},
 			Spec: v1.PodSpec{
-				NodeName: "e2e-no-such-node", // never runs anywhere; the guard reads only the spec
+				NodeName: node,
 				Containers: []v1.Container{{
 					Name:    "kube-controller-manager",
-					Image:   "registry.k8s.io/kube-controller-manager:v1.37.2",
+					Image:   "e2e.invalid/kube-controller-manager:never",
 					Command: []string{"kube-controller-manager", "--controllers=*,bootstrapsigner,tokencleaner", "--leader-elect=true"},
 				}},
 			},
