@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 version="${1:-$(upstream_tag)}"
-if [[ ! "${version}" =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
+if [[ ! "${version}" =~ ^v1\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$ ]]; then
   echo "pin-kubernetes.sh: version must look like v1.37.2, got ${version:-<empty>}" >&2
   exit 2
 fi

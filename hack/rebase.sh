@@ -76,7 +76,7 @@ fresh_gomod() {
   : >"$2/go.sum"
   while read -r mod ver; do
     ver="$(awk -v m="${mod}" '$1 == m && $2 ~ /^v/ { print $2; exit }' "${upstream_gomod}")"
-    [[ -n "${ver}" ]] && (cd "$2" && go mod edit -require "${mod}@${ver}")
+    if [[ -n "${ver}" ]]; then (cd "$2" && go mod edit -require "${mod}@${ver}"); fi
   done < <(cd "$2" && go mod edit -json | python3 -c 'import json,sys; [print(r["Path"], r["Version"]) for r in json.load(sys.stdin).get("Require") or []]')
 }
 
