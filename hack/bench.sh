@@ -8,8 +8,9 @@
 #
 # Environment: QPS_LIST ("20 1000": KCM's default, and high enough that the binder never reaches it), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200;
 #   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
-#   CONCURRENCY (50), SCENARIOS ("prebound claimref pvc-first matched"; claimref: PVs reserve their
-#   claims by spec.claimRef, claims without volumeName), SYNC_PERIOD (15s; pvc-first: 60s),
+#   CONCURRENCY (50), SCENARIOS ("prebound claimref pvc-first matched provisioning"; claimref: PVs
+#   reserve their claims by spec.claimRef, claims without volumeName; provisioning: claims of an
+#   external provisioner's class, pv-load playing external-provisioner), SYNC_PERIOD (15s; pvc-first: 60s),
 #   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
@@ -29,7 +30,7 @@ ARMS="${ARMS:-upstream ours}"
 COUNT="${COUNT:-1000}"
 PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-200}"
 CONCURRENCY="${CONCURRENCY:-50}"
-SCENARIOS="${SCENARIOS:-prebound claimref pvc-first matched}"
+SCENARIOS="${SCENARIOS:-prebound claimref pvc-first matched provisioning}"
 PREBOUND_COUNTS="${PREBOUND_COUNTS:-${COUNT} 10000}"
 SYNC_PERIOD="${SYNC_PERIOD:-15s}"
 OUT="${OUT:-${REPO_ROOT}/docs/benchmarks/$(date -u +%Y-%m-%d)}"

@@ -9,6 +9,11 @@
 //     volume's create call to Bound.
 //   - matched: N volumes first, then N claims without spec.volumeName; latency from the claim's
 //     create call to Bound.
+//   - claimref: N volumes reserving their claims by spec.claimRef (namespace and name), and the
+//     claims, without spec.volumeName; latency from the claim's create call to Bound.
+//   - provisioning: N claims of a StorageClass with an external provisioner; the load generator
+//     creates each claim's PV once the binder hands the claim over, as external-provisioner does;
+//     latency from the claim's create call to Bound.
 //
 // After binding, Verify checks that every volume is bound to exactly its own claim.
 package loadgen

@@ -117,7 +117,11 @@ func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	if c.Scenario != ScenarioMatched && c.Scenario != ScenarioClaimRef {
+	switch c.Scenario {
+	case ScenarioMatched, ScenarioClaimRef:
+	case ScenarioProvisioning:
+		claim.Spec.StorageClassName = ptr.To(c.StorageClassName())
+	default:
 		claim.Spec.VolumeName = c.name(i)
 	}
 	return claim
@@ -182,6 +186,24 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 				return createVolume(ctx, client, cfg.Volume(i))
 			})
 		}
+	case ScenarioProvisioning:
+		if err = ensureStorageClass(ctx, client, &cfg); err != nil {
+			return nil, err
+		}
+		var p *provisioner
+		if p, err = startProvisioner(watchCtx, client, &cfg, cfg.Concurrency); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if p.err != nil {
+				fmt.Fprintf(progressOrDiscard(cfg.Progress), "\nprovisioner: %v\n", p.err)
+			}
+		}()
+		start = time.Now()
+		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+			tracker.started(cfg.name(i), time.Now())
+			return createClaim(ctx, client, cfg.Claim(i))
+		})
 	case ScenarioMatched:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createVolume(ctx, client, cfg.Volume(i)) })
 		if err == nil {
@@ -192,7 +214,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 			})
 		}
 	default:
-		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched)
+		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched, ScenarioProvisioning)
 	}
 	if err != nil {
 		return nil, err
@@ -218,6 +240,13 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		fmt.Fprintf(cfg.Progress, "\r%s %s\n", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
 	}
 	return tracker.result(cfg, start), nil
+}
+
+func progressOrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func progressBar(done, total int) string {
@@ -303,7 +332,14 @@ func (t *bindTracker) observe(claim *v1.PersistentVolumeClaim, at time.Time) {
 }
 
 func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, namespace, prefix string) error {
-	selector := "loadgen=" + prefix
+	return watchClaims(ctx, client, namespace, "loadgen="+prefix, func(claim *v1.PersistentVolumeClaim, at time.Time) {
+		t.observe(claim, at)
+	})
+}
+
+// watchClaims calls handle for every claim added or changed in namespace that matches selector,
+// from now until ctx is done. The first watch is set up before it returns.
+func watchClaims(ctx context.Context, client clientset.Interface, namespace, selector string, handle func(*v1.PersistentVolumeClaim, time.Time)) error {
 	w, err := client.CoreV1().PersistentVolumeClaims(namespace).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return fmt.Errorf("watching claims: %w", err)
@@ -311,14 +347,14 @@ func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, nam
 	go func() {
 		lastRV := ""
 		for {
-			lastRV = t.consume(ctx, w, lastRV)
+			lastRV = consumeClaims(ctx, w, lastRV, handle)
 			if ctx.Err() != nil {
 				return
 			}
 			// The watch closed (timeout, or an overloaded apiserver on a long run): resume from the
 			// last event seen, so nothing is missed and nothing is observed twice; retry until it
-			// works. If that version is too old (410), start over: claims seen Bound again are
-			// ignored, the others are observed when their event comes.
+			// works. If that version is too old (410), start over: handlers see current objects
+			// again and must ignore what they have seen.
 			for {
 				opts := metav1.ListOptions{LabelSelector: selector, ResourceVersion: lastRV, AllowWatchBookmarks: true}
 				w, err = client.CoreV1().PersistentVolumeClaims(namespace).Watch(ctx, opts)
@@ -339,8 +375,8 @@ func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, nam
 	return nil
 }
 
-// consume reads w until it closes or ctx is done and returns the last resourceVersion seen.
-func (t *bindTracker) consume(ctx context.Context, w watch.Interface, lastRV string) string {
+// consumeClaims reads w until it closes or ctx is done and returns the last resourceVersion seen.
+func consumeClaims(ctx context.Context, w watch.Interface, lastRV string, handle func(*v1.PersistentVolumeClaim, time.Time)) string {
 	defer w.Stop()
 	for {
 		select {
@@ -353,7 +389,7 @@ func (t *bindTracker) consume(ctx context.Context, w watch.Interface, lastRV str
 			switch ev.Type {
 			case watch.Added, watch.Modified:
 				if claim, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
-					t.observe(claim, time.Now())
+					handle(claim, time.Now())
 					lastRV = claim.ResourceVersion
 				}
 			case watch.Bookmark:
@@ -420,7 +456,9 @@ func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
 			problems = append(problems, fmt.Sprintf("claim %s names volume %q that is not part of the run", claim.Name, claim.Spec.VolumeName))
 		case pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Name != claim.Name || pv.Spec.ClaimRef.Namespace != claim.Namespace || pv.Spec.ClaimRef.UID != claim.UID:
 			problems = append(problems, fmt.Sprintf("claim %s names volume %s whose claimRef is %v", claim.Name, pv.Name, pv.Spec.ClaimRef))
-		case cfg.Scenario != ScenarioMatched && claim.Spec.VolumeName != claim.Name:
+		case cfg.Scenario == ScenarioProvisioning && claim.Spec.VolumeName != "pvc-"+string(claim.UID):
+			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to the volume provisioned for it", claim.Name, claim.Spec.VolumeName))
+		case cfg.Scenario != ScenarioMatched && cfg.Scenario != ScenarioProvisioning && claim.Spec.VolumeName != claim.Name:
 			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to its own volume", claim.Name, claim.Spec.VolumeName))
 		}
 		claimsOfVolume[claim.Spec.VolumeName]++
@@ -448,6 +486,9 @@ func Cleanup(ctx context.Context, client clientset.Interface, cfg Config) error 
 		return err
 	}
 	if err := client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+		return err
+	}
+	if err := client.StorageV1().StorageClasses().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -200,7 +200,7 @@ func floorOf(r run, writesPerSecond float64) time.Duration {
 func writesAfterStart(r result) float64 {
 	n := float64(r.Count)
 	switch r.Scenario {
-	case "prebound", "claimref":
+	case "prebound", "claimref", "provisioning": // provisioning: the claims and the provisioner's PVs
 		return 2*n + 4*n
 	default: // pvc-first: the PVs; matched: the claims
 		return n + 4*n
