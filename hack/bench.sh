@@ -10,7 +10,8 @@
 #   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
 #   CONCURRENCY (50), SCENARIOS ("prebound claimref pvc-first matched provisioning"; claimref: PVs
 #   reserve their claims by spec.claimRef, claims without volumeName; provisioning: claims of an
-#   external provisioner's class, pv-load playing external-provisioner), SYNC_PERIOD (15s; pvc-first: 60s),
+#   external provisioner's class, pv-load playing external-provisioner; wffc: WaitForFirstConsumer
+#   local PVs on BENCH_NODES (20) kwok nodes, a pod per claim, the real kube-scheduler), SYNC_PERIOD (15s; pvc-first: 60s),
 #   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
@@ -30,7 +31,7 @@ ARMS="${ARMS:-upstream ours}"
 COUNT="${COUNT:-1000}"
 PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-200}"
 CONCURRENCY="${CONCURRENCY:-50}"
-SCENARIOS="${SCENARIOS:-prebound claimref pvc-first matched provisioning}"
+SCENARIOS="${SCENARIOS:-prebound claimref pvc-first matched provisioning wffc}"
 PREBOUND_COUNTS="${PREBOUND_COUNTS:-${COUNT} 10000}"
 SYNC_PERIOD="${SYNC_PERIOD:-15s}"
 OUT="${OUT:-${REPO_ROOT}/docs/benchmarks/$(date -u +%Y-%m-%d)}"
@@ -54,7 +55,7 @@ cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc
 summary="${OUT}/summary.txt"
 start_cluster() { # start_cluster ARM QPS SYNC
   CLUSTER_NAME=bench hack/local-down.sh >/dev/null
-  CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" ARM="$1" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
+  CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" NODES="${BENCH_NODES:-20}" ARM="$1" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
     hack/local-up.sh >/dev/null
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-)" >>"${summary}"

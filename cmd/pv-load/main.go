@@ -34,7 +34,7 @@ func main() {
 		// CPU is taken from the binder under test on a small machine.
 		contentType = flag.String("content-type", runtime.ContentTypeProtobuf, "content type of requests and watches (application/vnd.kubernetes.protobuf or application/json)")
 	)
-	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | claimref (PVs reserve their claims by claimRef, claims without volumeName) | pvc-first | matched | provisioning (claims of an external provisioner's class; pv-load creates their PVs as external-provisioner does) | write-ceiling (the apiserver's write throughput; run it with no binder)")
+	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | claimref (PVs reserve their claims by claimRef, claims without volumeName) | pvc-first | matched | provisioning (claims of an external provisioner's class; pv-load creates their PVs as external-provisioner does) | wffc (WaitForFirstConsumer local PVs on the nodes, claims and a pod each; the scheduler picks) | write-ceiling (the apiserver's write throughput; run it with no binder)")
 	flag.StringVar(&cfg.Namespace, "namespace", "pv-load", "namespace of the claims (created if missing)")
 	flag.StringVar(&cfg.Prefix, "prefix", "load", "name prefix and loadgen label value of the objects")
 	flag.IntVar(&cfg.Count, "count", 300, "number of PV/PVC pairs")

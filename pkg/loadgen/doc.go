@@ -14,6 +14,9 @@
 //   - provisioning: N claims of a StorageClass with an external provisioner; the load generator
 //     creates each claim's PV once the binder hands the claim over, as external-provisioner does;
 //     latency from the claim's create call to Bound.
+//   - wffc: N local PVs with node affinity spread over the schedulable nodes, then N claims of a
+//     WaitForFirstConsumer class and a pod per claim; kube-scheduler picks the node and writes the
+//     PV's claimRef; latency from the pod's create call to Bound, and to the pod scheduled.
 //
 // After binding, Verify checks that every volume is bound to exactly its own claim.
 package loadgen

@@ -63,6 +63,8 @@ type Result struct {
 	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
 	// Unbound counts the claims not Bound when Timeout expired.
 	Unbound int `json:"unbound"`
+	// PodScheduled (wffc): pod create call to spec.nodeName set, sorted, for the scheduled pods.
+	PodScheduled []Sample `json:"podScheduled,omitempty"`
 }
 
 // Percentile returns the p-th percentile (0 < p <= 100) of the bound claims' latencies.
@@ -75,8 +77,19 @@ func (r *Result) Percentile(p float64) time.Duration {
 	return r.Samples[i].Latency
 }
 
-// Summary is one line with p50/p90/p99/max and time to all bound.
+// Summary is one line with p50/p90/p99/max and time to all bound (and, for wffc, a second line:
+// pod create to scheduled).
 func (r *Result) Summary() string {
+	if len(r.PodScheduled) > 0 {
+		p := &Result{Samples: r.PodScheduled}
+		return r.bindSummary() + fmt.Sprintf("\n%s: %d/%d pods scheduled; pod->scheduled p50 %s p90 %s p99 %s max %s",
+			r.Scenario, len(r.PodScheduled), r.Count, p.Percentile(50).Round(time.Millisecond), p.Percentile(90).Round(time.Millisecond),
+			p.Percentile(99).Round(time.Millisecond), p.Percentile(100).Round(time.Millisecond))
+	}
+	return r.bindSummary()
+}
+
+func (r *Result) bindSummary() string {
 	return fmt.Sprintf("%s: %d/%d bound; claim->Bound p50 %s p90 %s p99 %s max %s; all bound after %s",
 		r.Scenario, len(r.Samples), r.Count,
 		r.Percentile(50).Round(time.Millisecond), r.Percentile(90).Round(time.Millisecond),
@@ -121,6 +134,8 @@ func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 	case ScenarioMatched, ScenarioClaimRef:
 	case ScenarioProvisioning:
 		claim.Spec.StorageClassName = ptr.To(c.StorageClassName())
+	case ScenarioWFFC:
+		claim.Spec.StorageClassName = ptr.To(c.LocalClassName())
 	default:
 		claim.Spec.VolumeName = c.name(i)
 	}
@@ -156,6 +171,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 
 	start := time.Now()
 	var err error
+	var pods *podTracker // wffc: when each pod was scheduled
 	switch cfg.Scenario {
 	case ScenarioPrebound, ScenarioClaimRef:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
@@ -204,6 +220,31 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 			tracker.started(cfg.name(i), time.Now())
 			return createClaim(ctx, client, cfg.Claim(i))
 		})
+	case ScenarioWFFC:
+		var hostnames []string
+		if hostnames, err = schedulableHostnames(ctx, client); err != nil {
+			return nil, err
+		}
+		if err = ensureLocalStorageClass(ctx, client, &cfg); err != nil {
+			return nil, err
+		}
+		if pods, err = trackScheduledPods(watchCtx, client, &cfg); err != nil {
+			return nil, err
+		}
+		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+			return createVolume(ctx, client, cfg.LocalVolume(i, hostnames[i%len(hostnames)]))
+		})
+		if err == nil {
+			start = time.Now()
+			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
+				if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
+					return err
+				}
+				tracker.started(cfg.name(i), time.Now())
+				_, err := client.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.Pod(i), metav1.CreateOptions{})
+				return err
+			})
+		}
 	case ScenarioMatched:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createVolume(ctx, client, cfg.Volume(i)) })
 		if err == nil {
@@ -214,7 +255,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 			})
 		}
 	default:
-		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched, ScenarioProvisioning)
+		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched, ScenarioProvisioning, ScenarioWFFC)
 	}
 	if err != nil {
 		return nil, err
@@ -239,7 +280,19 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	if cfg.Progress != nil {
 		fmt.Fprintf(cfg.Progress, "\r%s %s\n", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
 	}
-	return tracker.result(cfg, start), nil
+	r := tracker.result(cfg, start)
+	if pods != nil {
+		// The binder's part ends at Bound; the scheduler then notices it (it polls) and binds the pod.
+		deadline := time.Now().Add(cfg.Timeout)
+		for len(pods.samples(tracker.startedCopy())) < len(r.Samples) && time.Now().Before(deadline) && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		r.PodScheduled = pods.samples(tracker.startedCopy())
+	}
+	return r, nil
 }
 
 func progressOrDiscard(w io.Writer) io.Writer {
@@ -308,6 +361,16 @@ type bindTracker struct {
 
 func newBindTracker(expected int) *bindTracker {
 	return &bindTracker{start: map[string]time.Time{}, bound: map[string]time.Time{}, expected: expected, allBound: make(chan struct{})}
+}
+
+func (t *bindTracker) startedCopy() map[string]time.Time {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	out := make(map[string]time.Time, len(t.start))
+	for k, v := range t.start {
+		out[k] = v
+	}
+	return out
 }
 
 func (t *bindTracker) started(name string, at time.Time) {
@@ -458,7 +521,7 @@ func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
 			problems = append(problems, fmt.Sprintf("claim %s names volume %s whose claimRef is %v", claim.Name, pv.Name, pv.Spec.ClaimRef))
 		case cfg.Scenario == ScenarioProvisioning && claim.Spec.VolumeName != "pvc-"+string(claim.UID):
 			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to the volume provisioned for it", claim.Name, claim.Spec.VolumeName))
-		case cfg.Scenario != ScenarioMatched && cfg.Scenario != ScenarioProvisioning && claim.Spec.VolumeName != claim.Name:
+		case cfg.Scenario != ScenarioMatched && cfg.Scenario != ScenarioProvisioning && cfg.Scenario != ScenarioWFFC && claim.Spec.VolumeName != claim.Name:
 			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to its own volume", claim.Name, claim.Spec.VolumeName))
 		}
 		claimsOfVolume[claim.Spec.VolumeName]++

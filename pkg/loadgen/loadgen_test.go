@@ -249,3 +249,37 @@ func TestVerifyProvisioning(t *testing.T) {
 		t.Fatalf("claim bound to another claim's volume: %v", err)
 	}
 }
+
+func TestWFFCScenarioObjects(t *testing.T) {
+	cfg := Config{Scenario: ScenarioWFFC, Namespace: "ns", Prefix: "w"}
+	node := func(name string, taint string, unschedulable bool) *v1.Node {
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}}}
+		n.Spec.Unschedulable = unschedulable
+		if taint != "" {
+			n.Spec.Taints = []v1.Taint{{Key: taint, Effect: v1.TaintEffectNoSchedule}}
+		}
+		return n
+	}
+	client := fake.NewClientset(node("kwok-1", "kwok.x-k8s.io/node", false), node("cp", "node-role.kubernetes.io/control-plane", false),
+		node("cordoned", "", true), node("kwok-0", "", false))
+	hosts, err := schedulableHostnames(context.Background(), client)
+	if err != nil || strings.Join(hosts, ",") != "kwok-0,kwok-1" {
+		t.Fatalf("schedulable hostnames %v, %v; want kwok-0,kwok-1", hosts, err)
+	}
+	pv := cfg.LocalVolume(1, "kwok-1")
+	terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
+	if pv.Spec.Local == nil || pv.Spec.StorageClassName != cfg.LocalClassName() || len(terms) != 1 ||
+		terms[0].MatchExpressions[0].Values[0] != "kwok-1" || terms[0].MatchExpressions[0].Key != v1.LabelHostname {
+		t.Fatalf("local volume %+v: want a local PV of the class with affinity to kwok-1", pv.Spec)
+	}
+	claim := cfg.Claim(1)
+	if claim.Spec.VolumeName != "" || *claim.Spec.StorageClassName != cfg.LocalClassName() {
+		t.Fatalf("claim: volumeName %q class %q; want none and the WaitForFirstConsumer class", claim.Spec.VolumeName, *claim.Spec.StorageClassName)
+	}
+	if mode := cfg.LocalStorageClass().VolumeBindingMode; mode == nil || *mode != "WaitForFirstConsumer" {
+		t.Fatalf("class binding mode %v", mode)
+	}
+	if _, err := schedulableHostnames(context.Background(), fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false))); err == nil {
+		t.Fatal("no schedulable node: want an error saying so")
+	}
+}

@@ -202,6 +202,8 @@ func writesAfterStart(r result) float64 {
 	switch r.Scenario {
 	case "prebound", "claimref", "provisioning": // provisioning: the claims and the provisioner's PVs
 		return 2*n + 4*n
+	case "wffc": // the claims and the pods (the PVs exist before), the scheduler's claimRef write
+		return 2*n + n + 4*n
 	default: // pvc-first: the PVs; matched: the claims
 		return n + 4*n
 	}

@@ -1,0 +1,140 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// ScenarioWFFC: WaitForFirstConsumer local volumes. N local PVs with node affinity, spread over
+// the cluster's schedulable nodes (kwok nodes in the benchmark), exist first; then N claims of a
+// WaitForFirstConsumer class, without spec.volumeName, each with a pod that mounts it. The real
+// kube-scheduler picks a node whose volume fits and writes the PV's claimRef (its PreBind), then
+// waits for the binder to bind the claim before it binds the pod. Latency is from the pod's
+// create call to the claim Bound; the time to the pod scheduled (spec.nodeName) is reported too.
+const ScenarioWFFC = "wffc"
+
+// LocalClassName is the class of the wffc scenario.
+func (c *Config) LocalClassName() string { return c.Prefix + "-local" }
+
+// LocalStorageClass: static local volumes, bound when the first pod is scheduled.
+func (c *Config) LocalStorageClass() *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: c.LocalClassName(), Labels: map[string]string{"loadgen": c.Prefix}},
+		Provisioner:       "kubernetes.io/no-provisioner",
+		ReclaimPolicy:     ptr.To(v1.PersistentVolumeReclaimRetain),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+	}
+}
+
+// LocalVolume is the i-th local volume, on the node whose kubernetes.io/hostname is hostname.
+func (c *Config) LocalVolume(i int, hostname string) *v1.PersistentVolume {
+	return &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Labels: map[string]string{"loadgen": c.Prefix}},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+			StorageClassName:              c.LocalClassName(),
+			PersistentVolumeSource:        v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/disks/" + c.name(i)}},
+			NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{hostname}}},
+			}}}},
+		},
+	}
+}
+
+// schedulableHostnames lists the kubernetes.io/hostname of the nodes pods can go to (no
+// unschedulable flag, no NoSchedule taint but kwok's, which the load's pods tolerate).
+func schedulableHostnames(ctx context.Context, client clientset.Interface) ([]string, error) {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range nodes.Items {
+		ok := !n.Spec.Unschedulable && n.Labels[v1.LabelHostname] != ""
+		for _, t := range n.Spec.Taints {
+			if t.Effect == v1.TaintEffectNoSchedule && t.Key != "kwok.x-k8s.io/node" {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, n.Labels[v1.LabelHostname])
+		}
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("loadgen: %s needs schedulable nodes (with kubernetes.io/hostname); the cluster has none", ScenarioWFFC)
+	}
+	return out, nil
+}
+
+// podTracker records when each of the run's pods is first seen with spec.nodeName.
+type podTracker struct {
+	lock      sync.Mutex
+	scheduled map[string]time.Time
+}
+
+func trackScheduledPods(ctx context.Context, client clientset.Interface, cfg *Config) (*podTracker, error) {
+	t := &podTracker{scheduled: map[string]time.Time{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "loadgen=" + cfg.Prefix }))
+	informer := factory.Core().V1().Pods().Informer()
+	record := func(obj any) {
+		pod, ok := obj.(*v1.Pod)
+		if !ok || pod.Spec.NodeName == "" {
+			return
+		}
+		t.lock.Lock()
+		defer t.lock.Unlock()
+		if _, seen := t.scheduled[pod.Name]; !seen {
+			t.scheduled[pod.Name] = time.Now()
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: record, UpdateFunc: func(_, obj any) { record(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return nil, fmt.Errorf("loadgen: pod informer did not sync")
+	}
+	return t, nil
+}
+
+// samples returns pod create -> scheduled for the pods started, sorted.
+func (t *podTracker) samples(started map[string]time.Time) []Sample {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	var out []Sample
+	for name, at := range t.scheduled {
+		if s, ok := started[name]; ok {
+			out = append(out, Sample{Claim: name, Latency: max(at.Sub(s), 0)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Sample) int { return int(a.Latency - b.Latency) })
+	return out
+}
+
+// ensureLocalStorageClass creates the wffc scenario's class unless it exists.
+func ensureLocalStorageClass(ctx context.Context, client clientset.Interface, cfg *Config) error {
+	_, err := client.StorageV1().StorageClasses().Create(ctx, cfg.LocalStorageClass(), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
