@@ -253,15 +253,18 @@ func TestVerifyProvisioning(t *testing.T) {
 func TestWFFCScenarioObjects(t *testing.T) {
 	cfg := Config{Scenario: ScenarioWFFC, Namespace: "ns", Prefix: "w"}
 	node := func(name string, taint string, unschedulable bool) *v1.Node {
-		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}}}
+		n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.LabelHostname: name}},
+			Status: v1.NodeStatus{Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
 		n.Spec.Unschedulable = unschedulable
 		if taint != "" {
 			n.Spec.Taints = []v1.Taint{{Key: taint, Effect: v1.TaintEffectNoSchedule}}
 		}
 		return n
 	}
+	notReady := node("kwok-2", "", false)
+	notReady.Status.Conditions[0].Status = v1.ConditionFalse
 	client := fake.NewClientset(node("kwok-1", "kwok.x-k8s.io/node", false), node("cp", "node-role.kubernetes.io/control-plane", false),
-		node("cordoned", "", true), node("kwok-0", "", false))
+		node("cordoned", "", true), node("kwok-0", "", false), notReady)
 	hosts, err := schedulableHostnames(context.Background(), client)
 	if err != nil || strings.Join(hosts, ",") != "kwok-0,kwok-1" {
 		t.Fatalf("schedulable hostnames %v, %v; want kwok-0,kwok-1", hosts, err)
@@ -279,7 +282,9 @@ func TestWFFCScenarioObjects(t *testing.T) {
 	if mode := cfg.LocalStorageClass().VolumeBindingMode; mode == nil || *mode != "WaitForFirstConsumer" {
 		t.Fatalf("class binding mode %v", mode)
 	}
-	if _, err := schedulableHostnames(context.Background(), fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false))); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := schedulableHostnames(ctx, fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false))); err == nil {
 		t.Fatal("no schedulable node: want an error saying so")
 	}
 }

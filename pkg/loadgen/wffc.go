@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -56,30 +57,46 @@ func (c *Config) LocalVolume(i int, hostname string) *v1.PersistentVolume {
 	}
 }
 
-// schedulableHostnames lists the kubernetes.io/hostname of the nodes pods can go to (no
-// unschedulable flag, no NoSchedule taint but kwok's, which the load's pods tolerate).
+// schedulableHostnames lists the kubernetes.io/hostname of the Ready nodes pods can go to (no
+// unschedulable flag, no NoSchedule taint but kwok's, which the load's pods tolerate). Nodes of a
+// cluster just started may not be Ready yet: it waits up to a minute for at least one.
 func schedulableHostnames(ctx context.Context, client clientset.Interface) ([]string, error) {
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, n := range nodes.Items {
-		ok := !n.Spec.Unschedulable && n.Labels[v1.LabelHostname] != ""
-		for _, t := range n.Spec.Taints {
-			if t.Effect == v1.TaintEffectNoSchedule && t.Key != "kwok.x-k8s.io/node" {
-				ok = false
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		out = nil
+		for _, n := range nodes.Items {
+			if schedulable(&n) {
+				out = append(out, n.Labels[v1.LabelHostname])
 			}
 		}
-		if ok {
-			out = append(out, n.Labels[v1.LabelHostname])
-		}
+		return len(out) > 0, nil
+	})
+	if len(out) == 0 {
+		return nil, fmt.Errorf("loadgen: %s needs Ready, schedulable nodes (with kubernetes.io/hostname); the cluster has none: %v", ScenarioWFFC, err)
 	}
 	slices.Sort(out)
-	if len(out) == 0 {
-		return nil, fmt.Errorf("loadgen: %s needs schedulable nodes (with kubernetes.io/hostname); the cluster has none", ScenarioWFFC)
-	}
 	return out, nil
+}
+
+func schedulable(n *v1.Node) bool {
+	if n.Spec.Unschedulable || n.Labels[v1.LabelHostname] == "" {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Effect == v1.TaintEffectNoSchedule && t.Key != "kwok.x-k8s.io/node" {
+			return false
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // podTracker records when each of the run's pods is first seen with spec.nodeName.

@@ -39,6 +39,8 @@ type result struct {
 	Samples        []sample      `json:"samples"`
 	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
 	Unbound        int           `json:"unbound"`
+	// PodScheduled (wffc): pod create call to spec.nodeName set.
+	PodScheduled []sample `json:"podScheduled"`
 }
 
 type meta struct {
@@ -169,6 +171,13 @@ func main() {
 				pct(ours.result, 1).Seconds()/pct(up.result, 1).Seconds(),
 				pct(ours.result, 0.5).Seconds()/math.Max(pct(up.result, 0.5).Seconds(), 1e-9),
 				ours.result.TimeToAllBound.Seconds()/up.result.TimeToAllBound.Seconds())
+		}
+		for _, arm := range []string{"upstream", "ours"} {
+			if r := find(runs, arm); r != nil && len(r.result.PodScheduled) > 0 {
+				pods := result{Samples: r.result.PodScheduled}
+				fmt.Fprintf(&md, "\n%s: pod created -> scheduled (spec.nodeName) p50 %s, p90 %s, max %s (%d pods); claim Bound -> pod scheduled is the scheduler's part after the bind (it polls for the bind, and binds the pod with its own client QPS).\n",
+					arm, secs(pct(pods, 0.5)), secs(pct(pods, 0.9)), secs(pct(pods, 1)), len(pods.Samples))
+			}
 		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
