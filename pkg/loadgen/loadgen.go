@@ -65,6 +65,8 @@ type Result struct {
 	Unbound int `json:"unbound"`
 	// PodScheduled (wffc): pod create call to spec.nodeName set, sorted, for the scheduled pods.
 	PodScheduled []Sample `json:"podScheduled,omitempty"`
+	// VolumeReserved (wffc): pod create call to the scheduler's write of the PV's claimRef.
+	VolumeReserved []Sample `json:"volumeReserved,omitempty"`
 }
 
 // Percentile returns the p-th percentile (0 < p <= 100) of the bound claims' latencies.
@@ -291,6 +293,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 			}
 		}
 		r.PodScheduled = pods.samples(tracker.startedCopy())
+		r.VolumeReserved = pods.reservedSamples(tracker.startedCopy())
 	}
 	return r, nil
 }

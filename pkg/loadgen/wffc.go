@@ -99,46 +99,69 @@ func schedulable(n *v1.Node) bool {
 	return false
 }
 
-// podTracker records when each of the run's pods is first seen with spec.nodeName.
+// podTracker records, per claim name (pods and claims share names), when the scheduler reserved
+// a volume for it (the PV's claimRef written, its PreBind) and when the pod was scheduled
+// (spec.nodeName): with the claim's Bound time, that says where a wffc bind's time goes.
 type podTracker struct {
 	lock      sync.Mutex
+	reserved  map[string]time.Time
 	scheduled map[string]time.Time
 }
 
 func trackScheduledPods(ctx context.Context, client clientset.Interface, cfg *Config) (*podTracker, error) {
-	t := &podTracker{scheduled: map[string]time.Time{}}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(cfg.Namespace),
+	t := &podTracker{reserved: map[string]time.Time{}, scheduled: map[string]time.Time{}}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "loadgen=" + cfg.Prefix }))
-	informer := factory.Core().V1().Pods().Informer()
-	record := func(obj any) {
-		pod, ok := obj.(*v1.Pod)
-		if !ok || pod.Spec.NodeName == "" {
-			return
-		}
+	first := func(m map[string]time.Time, name string) {
 		t.lock.Lock()
 		defer t.lock.Unlock()
-		if _, seen := t.scheduled[pod.Name]; !seen {
-			t.scheduled[pod.Name] = time.Now()
+		if _, seen := m[name]; !seen {
+			m[name] = time.Now()
 		}
 	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: record, UpdateFunc: func(_, obj any) { record(obj) },
-	}); err != nil {
-		return nil, err
+	pods := factory.Core().V1().Pods().Informer()
+	onPod := func(obj any) {
+		if pod, ok := obj.(*v1.Pod); ok && pod.Namespace == cfg.Namespace && pod.Spec.NodeName != "" {
+			first(t.scheduled, pod.Name)
+		}
+	}
+	volumes := factory.Core().V1().PersistentVolumes().Informer()
+	onVolume := func(obj any) {
+		if pv, ok := obj.(*v1.PersistentVolume); ok && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == cfg.Namespace {
+			first(t.reserved, pv.Spec.ClaimRef.Name)
+		}
+	}
+	for _, h := range []struct {
+		informer cache.SharedIndexInformer
+		fn       func(any)
+	}{{pods, onPod}, {volumes, onVolume}} {
+		fn := h.fn
+		if _, err := h.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: fn, UpdateFunc: func(_, obj any) { fn(obj) }}); err != nil {
+			return nil, err
+		}
 	}
 	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		return nil, fmt.Errorf("loadgen: pod informer did not sync")
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced, volumes.HasSynced) {
+		return nil, fmt.Errorf("loadgen: pod and volume informers did not sync")
 	}
 	return t, nil
 }
 
 // samples returns pod create -> scheduled for the pods started, sorted.
 func (t *podTracker) samples(started map[string]time.Time) []Sample {
+	return t.since(t.scheduled, started)
+}
+
+// reservedSamples returns pod create -> the PV's claimRef written by the scheduler, sorted.
+func (t *podTracker) reservedSamples(started map[string]time.Time) []Sample {
+	return t.since(t.reserved, started)
+}
+
+func (t *podTracker) since(events, started map[string]time.Time) []Sample {
 	t.lock.Lock()
 	defer t.lock.Unlock()
 	var out []Sample
-	for name, at := range t.scheduled {
+	for name, at := range events {
 		if s, ok := started[name]; ok {
 			out = append(out, Sample{Claim: name, Latency: max(at.Sub(s), 0)})
 		}

@@ -109,6 +109,22 @@ func (h *harness) expectHeld(t *testing.T) {
 	}
 }
 
+// expectReleasedBy starts a write while held, runs change, and expects the write to go through.
+func (h *harness) expectReleasedBy(t *testing.T, what string, change func()) {
+	t.Helper()
+	result := make(chan error, 1)
+	go func() { result <- h.do(context.Background(), http.MethodPost) }()
+	change()
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("released write: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("write still held after %s", what)
+	}
+}
+
 func TestUpstreamBinderHoldsWritesUntilKCMDropsIt(t *testing.T) {
 	h := start(t, false, kcmPod("kube-controller-manager-cp1", "*,bootstrapsigner,tokencleaner"))
 	h.waitFor(t, "KCM pod seen", func(active []string) bool { return len(active) == 1 })
@@ -133,20 +149,12 @@ func TestUpstreamBinderHoldsWritesUntilKCMDropsIt(t *testing.T) {
 	}
 
 	// A write started while held goes through once KCM is restarted without its binder.
-	result := make(chan error, 1)
-	go func() { result <- h.do(context.Background(), http.MethodPost) }()
-	pod := kcmPod("kube-controller-manager-cp1", "*,bootstrapsigner,tokencleaner,-persistentvolume-binder-controller")
-	if _, err := h.client.CoreV1().Pods("kube-system").Update(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-result:
-		if err != nil {
-			t.Fatalf("released write: %v", err)
+	h.expectReleasedBy(t, "KCM dropped its binder", func() {
+		pod := kcmPod("kube-controller-manager-cp1", "*,bootstrapsigner,tokencleaner,-persistentvolume-binder-controller")
+		if _, err := h.client.CoreV1().Pods("kube-system").Update(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("write still held after KCM dropped its binder")
-	}
+	})
 	if v, _ := testutil.GetGaugeMetricValue(activeGauge); v != 0 {
 		t.Errorf("pv_controller_upstream_binder_active = %v, want 0", v)
 	}

@@ -86,6 +86,17 @@ func staticPod(ctx context.Context, component, node string, ready bool) func() (
 	}
 }
 
+// kcmCommandOn returns the command of a node's KCM mirror pod once it is Running and Ready.
+func kcmCommandOn(ctx context.Context, node string) func() (string, error) {
+	return func() (string, error) {
+		pod, err := staticPod(ctx, "kube-controller-manager", node, true)()
+		if err != nil {
+			return "", err
+		}
+		return strings.Join(pod.Spec.Containers[0].Command, " "), nil
+	}
+}
+
 // pairFeeder creates pre-bound pairs in ns on a ticker and records when each is first seen Bound.
 type pairFeeder struct {
 	ns      string
@@ -268,13 +279,7 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 			before := kcmLeaseHolder(ctx)
 			out := e.onNode(ctx, node, "/usr/local/bin/pv-rollout", "enable", "--image", e.image)
 			GinkgoWriter.Printf("step %d, %s: pv-rollout enable: %s", i+1, node, out)
-			Eventually(ctx, func() (string, error) {
-				pod, err := staticPod(ctx, "kube-controller-manager", node, true)()
-				if err != nil {
-					return "", err
-				}
-				return strings.Join(pod.Spec.Containers[0].Command, " "), nil
-			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(ContainSubstring("-persistentvolume-binder-controller"))
+			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(ContainSubstring("-persistentvolume-binder-controller"))
 			Eventually(ctx, staticPod(ctx, "pv-controller-manager", node, false)).WithTimeout(2 * time.Minute).WithPolling(time.Second).
 				ShouldNot(BeNil())
 			// Pairs keep coming after the node is switched, while KCM's Lease may move.
@@ -425,13 +430,7 @@ var _ = Describe("kind: rollout disable", Ordered, Serial, Label("kind", "kind-d
 			Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager"))
 		}
 		for _, node := range e.controlPlanes {
-			Eventually(ctx, func() (string, error) {
-				pod, err := staticPod(ctx, "kube-controller-manager", node, true)()
-				if err != nil {
-					return "", err
-				}
-				return strings.Join(pod.Spec.Containers[0].Command, " "), nil
-			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).ShouldNot(ContainSubstring("-persistentvolume-binder-controller"))
+			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3 * time.Minute).WithPolling(time.Second).ShouldNot(ContainSubstring("-persistentvolume-binder-controller"))
 			Eventually(ctx, func() error {
 				_, err := client.CoreV1().Pods("kube-system").Get(ctx, "pv-controller-manager-"+node, metav1.GetOptions{})
 				return err

@@ -41,6 +41,8 @@ type result struct {
 	Unbound        int           `json:"unbound"`
 	// PodScheduled (wffc): pod create call to spec.nodeName set.
 	PodScheduled []sample `json:"podScheduled"`
+	// VolumeReserved (wffc): pod create call to the scheduler's claimRef write on the PV.
+	VolumeReserved []sample `json:"volumeReserved"`
 }
 
 type meta struct {
@@ -172,12 +174,8 @@ func main() {
 				pct(ours.result, 0.5).Seconds()/math.Max(pct(up.result, 0.5).Seconds(), 1e-9),
 				ours.result.TimeToAllBound.Seconds()/up.result.TimeToAllBound.Seconds())
 		}
-		for _, arm := range []string{"upstream", "ours"} {
-			if r := find(runs, arm); r != nil && len(r.result.PodScheduled) > 0 {
-				pods := result{Samples: r.result.PodScheduled}
-				fmt.Fprintf(&md, "\n%s: pod created -> scheduled (spec.nodeName) p50 %s, p90 %s, max %s (%d pods); claim Bound -> pod scheduled is the scheduler's part after the bind (it polls for the bind, and binds the pod with its own client QPS).\n",
-					arm, secs(pct(pods, 0.5)), secs(pct(pods, 0.9)), secs(pct(pods, 1)), len(pods.Samples))
-			}
+		if stages := wffcStages(runs); stages != "" {
+			md.WriteString(stages)
 		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
@@ -216,6 +214,47 @@ func writesAfterStart(r result) float64 {
 	default: // pvc-first: the PVs; matched: the claims
 		return n + 4*n
 	}
+}
+
+// wffcStages says where a WaitForFirstConsumer bind's time goes, per arm: pod created -> the
+// scheduler writes the PV's claimRef (its queue, filters and client QPS), -> claim Bound (the
+// binder), -> pod scheduled (the scheduler noticing the bind, it polls, and binding the pod).
+func wffcStages(runs []run) string {
+	var b strings.Builder
+	for _, arm := range []string{"upstream", "ours"} {
+		r := find(runs, arm)
+		if r == nil || len(r.result.PodScheduled) == 0 {
+			continue
+		}
+		at := func(samples []sample) map[string]time.Duration {
+			m := map[string]time.Duration{}
+			for _, s := range samples {
+				m[s.Claim] = s.Latency
+			}
+			return m
+		}
+		reserved, bound, scheduled := at(r.result.VolumeReserved), at(r.result.Samples), at(r.result.PodScheduled)
+		var toReserved, toBound, toScheduled []sample
+		for name, s := range scheduled {
+			rv, okR := reserved[name]
+			bd, okB := bound[name]
+			if !okR || !okB {
+				continue
+			}
+			toReserved = append(toReserved, sample{name, rv})
+			toBound = append(toBound, sample{name, max(bd-rv, 0)})
+			toScheduled = append(toScheduled, sample{name, max(s-bd, 0)})
+		}
+		stage := func(name string, s []sample) string {
+			rs := result{Samples: s}
+			return fmt.Sprintf("%s p50 %s, max %s", name, secs(pct(rs, 0.5)), secs(pct(rs, 1)))
+		}
+		fmt.Fprintf(&b, "\n%s, where the time goes (%d pods): %s; %s; %s.\n", arm, len(toReserved),
+			stage("pod created -> PV reserved by the scheduler", toReserved),
+			stage("-> claim Bound by the binder", toBound),
+			stage("-> pod scheduled", toScheduled))
+	}
+	return b.String()
 }
 
 func find(runs []run, arm string) *run {
