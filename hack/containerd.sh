@@ -71,13 +71,7 @@ TOML
 }
 
 down() {
-  if [[ -f "${CONTAINERD_DIR}/containerd.pid" ]]; then
-    local pid
-    pid="$(cat "${CONTAINERD_DIR}/containerd.pid")"
-    kill "${pid}" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.1; done
-    rm -f "${CONTAINERD_DIR}/containerd.pid"
-  fi
+  stop_pidfile "${CONTAINERD_DIR}/containerd.pid"
   # Pod sandboxes leave their /dev/shm mounts behind when containerd stops under them.
   grep -o " ${CONTAINERD_DIR}/[^ ]*" /proc/mounts 2>/dev/null | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 }

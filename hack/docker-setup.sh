@@ -23,15 +23,7 @@ missing_caps() {
   done
 }
 
-down() {
-  if [[ -f "${DOCKER_DIR}/dockerd.pid" ]]; then
-    local pid
-    pid="$(cat "${DOCKER_DIR}/dockerd.pid")"
-    kill "${pid}" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.2; done
-    rm -f "${DOCKER_DIR}/dockerd.pid"
-  fi
-}
+down() { stop_pidfile "${DOCKER_DIR}/dockerd.pid" 200; }
 
 up() {
   local missing

@@ -127,3 +127,14 @@ copy_upstream() {
   done
   chmod -R u+w "$2/${VENDORED_PKG}"
 }
+
+# stop_pidfile FILE [TENTHS]: stops the process whose pid FILE holds (TERM, then waits up to
+# TENTHS tenths of a second, default 50) and removes FILE. Nothing to do without FILE.
+stop_pidfile() {
+  local file="$1" tenths="${2:-50}" pid
+  [[ -f "${file}" ]] || return 0
+  pid="$(cat "${file}")"
+  kill "${pid}" 2>/dev/null || true
+  for _ in $(seq 1 "${tenths}"); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.1; done
+  rm -f "${file}"
+}
