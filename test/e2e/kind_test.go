@@ -288,11 +288,11 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 			n, _ := feeder.waitAllBound(ctx, 60*time.Second)
 			after := kcmLeaseHolder(ctx)
 			leaderPod, _ := client.CoreV1().Pods("kube-system").Get(ctx, "kube-controller-manager-"+holderNode(after), metav1.GetOptions{})
-			kcmBinds := leaderPod != nil && strings.Contains(strings.Join(leaderPod.Spec.Containers[0].Command, " "), "-persistentvolume-binder-controller")
+			leaderBinderOff := leaderPod != nil && strings.Contains(strings.Join(leaderPod.Spec.Containers[0].Command, " "), "-persistentvolume-binder-controller")
 			ours, _ := leaseHolder(ctx)()
 			AddReportEntry(fmt.Sprintf("step %d (%s rolled)", i+1, node), fmt.Sprintf(
 				"%d pairs so far all Bound; slowest bind this step %s; KCM Lease %s -> %s (its binder on: %v); our Lease %s",
-				n, feeder.slowestSince(stepStart).Round(10*time.Millisecond), holderNode(before), holderNode(after), !kcmBinds, holderNode(ours)))
+				n, feeder.slowestSince(stepStart).Round(10*time.Millisecond), holderNode(before), holderNode(after), !leaderBinderOff, holderNode(ours)))
 		}
 		feeder.Stop()
 		n, slowest := feeder.waitAllBound(ctx, 60*time.Second)
