@@ -173,7 +173,8 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 
 	start := time.Now()
 	var err error
-	var pods *podTracker // wffc: when each pod was scheduled
+	var pods *podTracker  // wffc: when each pod was scheduled
+	var prov *provisioner // provisioning: pv-load's stand-in for external-provisioner
 	switch cfg.Scenario {
 	case ScenarioPrebound, ScenarioClaimRef:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
@@ -208,15 +209,9 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		if err = ensureStorageClass(ctx, client, &cfg); err != nil {
 			return nil, err
 		}
-		var p *provisioner
-		if p, err = startProvisioner(watchCtx, client, &cfg, cfg.Concurrency); err != nil {
+		if prov, err = startProvisioner(watchCtx, client, &cfg, cfg.Concurrency); err != nil {
 			return nil, err
 		}
-		defer func() {
-			if p.err != nil {
-				fmt.Fprintf(progressOrDiscard(cfg.Progress), "\nprovisioner: %v\n", p.err)
-			}
-		}()
 		start = time.Now()
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
 			tracker.started(cfg.name(i), time.Now())
@@ -283,6 +278,11 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		fmt.Fprintf(cfg.Progress, "\r%s %s\n", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
 	}
 	r := tracker.result(cfg, start)
+	if prov != nil {
+		if err := prov.failure(); err != nil {
+			return nil, err // the claims it failed left unbound say nothing about the binder
+		}
+	}
 	if pods != nil {
 		// The binder's part ends at Bound; the scheduler then notices it (it polls) and binds the pod.
 		deadline := time.Now().Add(cfg.Timeout)
@@ -296,13 +296,6 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		r.VolumeReserved = pods.reservedSamples(tracker.startedCopy())
 	}
 	return r, nil
-}
-
-func progressOrDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
 }
 
 func progressBar(done, total int) string {

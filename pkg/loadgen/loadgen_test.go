@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -224,8 +225,8 @@ func TestProvisionerCreatesVolumeLikeExternalProvisioner(t *testing.T) {
 	if len(pvs.Items) != 1 {
 		t.Fatalf("%d volumes, want 1 (only the claim handed to us, once)", len(pvs.Items))
 	}
-	if p.err != nil {
-		t.Fatal(p.err)
+	if err := p.failure(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -286,5 +287,34 @@ func TestWFFCScenarioObjects(t *testing.T) {
 	defer cancel()
 	if _, err := schedulableHostnames(ctx, fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false))); err == nil {
 		t.Fatal("no schedulable node: want an error saying so")
+	}
+}
+
+// A PV the apiserver keeps refusing is reported, not left to look like a slow binder.
+func TestProvisionerReportsFailedCreates(t *testing.T) {
+	cfg := Config{Scenario: ScenarioProvisioning, Namespace: "ns", Prefix: "p", Count: 1, Concurrency: 1}
+	client := fake.NewClientset()
+	client.PrependReactor("create", "persistentvolumes", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("quota exceeded")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, err := startProvisioner(ctx, client, &cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := cfg.Claim(1)
+	claim.UID = "uid-1"
+	claim.Annotations = map[string]string{annStorageProvisioner: Provisioner}
+	if _, err := client.CoreV1().PersistentVolumeClaims("ns").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return p.failure() != nil, nil
+	}); err != nil {
+		t.Fatal("a refused create was not reported")
+	}
+	if !strings.Contains(p.failure().Error(), "quota exceeded") {
+		t.Fatalf("failure %v does not say why", p.failure())
 	}
 }

@@ -77,13 +77,19 @@ func handedToUs(claim *v1.PersistentVolumeClaim) bool {
 
 // provisioner creates one PV per claim handed to it, on `workers` goroutines.
 type provisioner struct {
-	cfg     *Config
-	client  clientset.Interface
-	lock    sync.Mutex
-	seen    map[types.UID]bool
-	work    chan *v1.PersistentVolumeClaim
-	errOnce sync.Once
-	err     error
+	cfg    *Config
+	client clientset.Interface
+	lock   sync.Mutex
+	seen   map[types.UID]bool
+	work   chan *v1.PersistentVolumeClaim
+	err    error // the first failure, under lock
+}
+
+// failure returns the first volume the provisioner failed to create, if any.
+func (p *provisioner) failure() error {
+	p.lock.Lock()
+	defer p.lock.Unlock()
+	return p.err
 }
 
 // startProvisioner watches the run's claims and provisions until ctx is done.
@@ -125,7 +131,11 @@ func (p *provisioner) run(ctx context.Context) {
 				time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 			}
 			if err != nil {
-				p.errOnce.Do(func() { p.err = fmt.Errorf("provisioning a volume for claim %s: %w", claim.Name, err) })
+				p.lock.Lock()
+				if p.err == nil {
+					p.err = fmt.Errorf("provisioning a volume for claim %s: %w", claim.Name, err)
+				}
+				p.lock.Unlock()
 			}
 		}
 	}

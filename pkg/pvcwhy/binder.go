@@ -38,14 +38,14 @@ func binderStatus(s *Snapshot) Binder {
 		}
 	}
 	var parts []string
-	if holder, renewed, ok := liveHolder(ours, s.Now); ok {
+	if holder, renewed, ok := upstreamguard.LiveHolder(ours, s.Now, time.Time{}); ok {
 		b.Ours = holder
 		parts = append(parts, fmt.Sprintf("pv-controller-manager is running (Lease held by %s, renewed %s ago)", holder, renewed))
 	} else {
 		parts = append(parts, "pv-controller-manager is not running (no renewed "+OurLease+" Lease)")
 	}
 	b.KCMBinder = "unknown"
-	if holder, renewed, ok := liveHolder(kcm, s.Now); ok {
+	if holder, renewed, ok := upstreamguard.LiveHolder(kcm, s.Now, time.Time{}); ok {
 		b.KCM = holder
 		node := upstreamguard.HolderNode(holder)
 		for _, pod := range s.Pods {
@@ -68,9 +68,4 @@ func binderStatus(s *Snapshot) Binder {
 	}
 	b.Summary = strings.Join(parts, "; ")
 	return b
-}
-
-// liveHolder is the guard's rule, judged at the snapshot's time.
-func liveHolder(l *coordinationv1.Lease, now time.Time) (string, time.Duration, bool) {
-	return upstreamguard.LiveHolder(l, now, time.Time{})
 }

@@ -94,6 +94,13 @@ func New(cfg Config) *Guard {
 func (g *Guard) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithName("upstream-binder-guard")
 	defer close(g.stopping)
+	defer func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.expiry != nil {
+			g.expiry.Stop()
+		}
+	}()
 	factory := informers.NewSharedInformerFactoryWithOptions(g.cfg.Client, 0,
 		informers.WithNamespace(g.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = g.cfg.Selector.String() }))
