@@ -32,13 +32,27 @@ import (
 )
 
 // holdingClient holds the claim update (the bind's third write) of one
-// claim until released. The fake clientset runs its reactors under one lock,
-// so the hold must happen outside it, here.
+// claim until released; with volumeUpdate, the update of a volume whose
+// claimRef names that claim (the bind's first write) instead. The fake
+// clientset runs its reactors under one lock, so the hold must happen outside
+// it, here.
 type holdingClient struct {
 	clientset.Interface
-	claim   string
-	held    chan struct{} // closed when the held update arrives
-	release chan struct{} // closed to let it go on
+	claim        string
+	volumeUpdate bool
+	fail         error         // returned by the held write instead of sending it, if set
+	held         chan struct{} // closed when the held update arrives
+	release      chan struct{} // closed to let it go on
+}
+
+// hold blocks the calling write until the test releases it.
+func (c *holdingClient) hold() {
+	select {
+	case <-c.held:
+	default:
+		close(c.held)
+	}
+	<-c.release
 }
 
 func (c *holdingClient) CoreV1() corev1client.CoreV1Interface {
@@ -54,19 +68,33 @@ func (h holdingCoreV1) PersistentVolumeClaims(namespace string) corev1client.Per
 	return holdingClaims{h.CoreV1Interface.PersistentVolumeClaims(namespace), h.c}
 }
 
+func (h holdingCoreV1) PersistentVolumes() corev1client.PersistentVolumeInterface {
+	return holdingVolumes{h.CoreV1Interface.PersistentVolumes(), h.c}
+}
+
+type holdingVolumes struct {
+	corev1client.PersistentVolumeInterface
+	c *holdingClient
+}
+
+func (h holdingVolumes) Update(ctx context.Context, volume *v1.PersistentVolume, opts metav1.UpdateOptions) (*v1.PersistentVolume, error) {
+	if h.c.volumeUpdate && volume.Spec.ClaimRef != nil && volume.Spec.ClaimRef.Name == h.c.claim {
+		h.c.hold()
+		if h.c.fail != nil {
+			return nil, h.c.fail
+		}
+	}
+	return h.PersistentVolumeInterface.Update(ctx, volume, opts)
+}
+
 type holdingClaims struct {
 	corev1client.PersistentVolumeClaimInterface
 	c *holdingClient
 }
 
 func (h holdingClaims) Update(ctx context.Context, claim *v1.PersistentVolumeClaim, opts metav1.UpdateOptions) (*v1.PersistentVolumeClaim, error) {
-	if claim.Name == h.c.claim {
-		select {
-		case <-h.c.held:
-		default:
-			close(h.c.held)
-		}
-		<-h.c.release
+	if !h.c.volumeUpdate && claim.Name == h.c.claim {
+		h.c.hold()
 	}
 	return h.PersistentVolumeClaimInterface.Update(ctx, claim, opts)
 }

@@ -356,7 +356,7 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 		}
 
 		// [Unit test set 1]
-		volume, err := ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
+		volume, err := ctrl.matchClaim(ctx, claim, delayBinding)
 		if err != nil {
 			logger.V(2).Info("Synchronizing unbound PersistentVolumeClaim, Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
 			return fmt.Errorf("error finding PV for claim %q: %w", claimToClaimKey(claim), err)
@@ -1136,9 +1136,6 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 		return err
 	}
 	volume = updatedVolume
-	// The claimRef reserves the volume; a sync that holds the matcher lets it
-	// go now (workers.go).
-	volumeReserved(ctx, volume.Name)
 
 	if updatedVolume, err = ctrl.updateVolumePhase(ctx, volume, v1.VolumeBound, ""); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the volume status", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)

@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/keymutex"
 )
@@ -37,14 +38,17 @@ import (
 //     lock of that volume (volumeReservingClaim): no other claim can get it;
 //   - a sync of any other claim that does not name a volume (the claims that are
 //     matched against all volumes, or provisioned) holds the matcher lock, so
-//     best-match selection runs one claim at a time, as upstream. Once its
-//     bind has saved the chosen volume's claimRef, the volume is reserved:
-//     the sync takes that volume's lock and lets the matcher go, so the next
-//     claim is matched while this one finishes its bind.
+//     best-match selection runs one claim at a time, as upstream. Once the
+//     matcher has chosen a volume, the volume is reserved for the claim in
+//     memory (syncLocks.chosen, which later matches skip); the sync lets the
+//     matcher go and takes that volume's lock for the bind's API writes, so the
+//     next claim is matched while this one is still writing. The reservation
+//     ends with the sync: by then the saved claimRef keeps other claims off the
+//     volume, or the bind failed and the volume is free again.
 //
-// A worker holds one of these locks at a time, except for that hand-over,
-// where it holds the matcher and takes a volume lock; nothing that holds a
-// volume lock waits for the matcher, so they cannot deadlock. The
+// A worker holds one of these locks at a time: the matcher is let go before
+// the chosen volume's lock is taken, and nothing that holds a volume lock
+// waits for the matcher, so they cannot deadlock. The
 // locks are hashed (two volumes may share one), which costs parallelism, not
 // safety. Safety against binding two claims to one volume rests, as before,
 // on the API server: every bind writes the volume with the resourceVersion of
@@ -54,10 +58,15 @@ import (
 type syncLocks struct {
 	volumes keymutex.KeyMutex
 	matcher sync.Mutex
+
+	// chosen holds the volumes the matcher has given to a claim whose sync
+	// (bind) is still running: volume name -> claim UID.
+	chosenMu sync.Mutex
+	chosen   map[string]types.UID
 }
 
 func newSyncLocks(workers int) *syncLocks {
-	return &syncLocks{volumes: keymutex.NewHashed(max(64, 16*workers))}
+	return &syncLocks{volumes: keymutex.NewHashed(max(64, 16*workers)), chosen: map[string]types.UID{}}
 }
 
 // lockVolume locks the volume named name and returns the unlock function.
@@ -79,34 +88,54 @@ func (l *claimSyncLock) unlock() {
 	l.matcher, l.release = false, func() {}
 }
 
-// volumeReserved trades the matcher for the lock of the volume just reserved
-// (its claimRef saved) by this sync. It does nothing for a sync that holds a
-// volume already.
-func (l *claimSyncLock) volumeReserved(name string) {
+// volumeChosen reserves the volume the matcher chose for the claim, lets the
+// matcher go and takes the volume's lock. It does nothing for a sync that
+// holds a volume already. When the sync unlocks, the reservation ends and
+// ended runs.
+func (l *claimSyncLock) volumeChosen(name string, claimUID types.UID, ended func()) {
 	if !l.matcher {
 		return
 	}
-	releaseVolume := l.locks.lockVolume(name)
+	l.locks.chosenMu.Lock()
+	l.locks.chosen[name] = claimUID
+	l.locks.chosenMu.Unlock()
 	l.locks.matcher.Unlock()
-	l.matcher, l.release = false, releaseVolume
+	releaseVolume := l.locks.lockVolume(name)
+	l.matcher = false
+	l.release = func() {
+		l.locks.chosenMu.Lock()
+		if l.locks.chosen[name] == claimUID {
+			delete(l.locks.chosen, name)
+		}
+		l.locks.chosenMu.Unlock()
+		releaseVolume()
+		ended()
+	}
+}
+
+// chosenForOthers returns the volumes reserved for claims other than the one
+// with the given UID, in the form FindMatchingVolume excludes.
+func (l *syncLocks) chosenForOthers(claimUID types.UID) map[string]*v1.PersistentVolume {
+	l.chosenMu.Lock()
+	defer l.chosenMu.Unlock()
+	if len(l.chosen) == 0 {
+		return nil
+	}
+	excluded := make(map[string]*v1.PersistentVolume, len(l.chosen))
+	for name, uid := range l.chosen {
+		if uid != claimUID {
+			excluded[name] = nil
+		}
+	}
+	return excluded
 }
 
 type claimSyncLockKey struct{}
 
-// volumeReserved is called by bind() once the volume's claimRef is saved.
-// The claimRef keeps other claims off the volume from then on (the matcher
-// skips volumes reserved for another claim, and the controller's cache holds
-// the saved volume), so the matcher is not needed for the rest of the bind.
-func volumeReserved(ctx context.Context, volumeName string) {
-	if l, ok := ctx.Value(claimSyncLockKey{}).(*claimSyncLock); ok {
-		l.volumeReserved(volumeName)
-	}
-}
-
 // lockClaim locks what the claim with the given key works on: the volume it
 // names or that reserves it by claimRef, or the matcher. The controller's cache is asked first (it holds our
 // own newest writes), then the informer. The returned context carries the
-// lock, for the matcher's hand-over in bind().
+// lock, for the matcher's hand-over in matchClaim().
 func (ctrl *PersistentVolumeController) lockClaim(ctx context.Context, key string) (context.Context, func()) {
 	l := &claimSyncLock{locks: ctrl.syncLocks}
 	ctx = context.WithValue(ctx, claimSyncLockKey{}, l)
