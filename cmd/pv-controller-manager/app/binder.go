@@ -59,6 +59,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
 		FullResyncPeriod:          c.FullResyncPeriod,
 		ConcurrentSyncs:           c.ConcurrentSyncs,
+		ReservedVolumeGracePeriod: c.ReservedVolumeGracePeriod,
 		VolumePlugins:             plugins,
 		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
 		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),

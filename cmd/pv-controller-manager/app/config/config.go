@@ -25,6 +25,8 @@ type Config struct {
 	FullResyncPeriod time.Duration
 	// ConcurrentSyncs is the number of claim workers and of volume workers.
 	ConcurrentSyncs int
+	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
+	ReservedVolumeGracePeriod time.Duration
 	// UpstreamBinderGuard: hold writes while KCM runs its own binder.
 	UpstreamBinderGuard UpstreamBinderGuard
 

@@ -87,6 +87,9 @@ type PVControllerManagerOptions struct {
 	FullResyncPeriod time.Duration
 	// ConcurrentSyncs is new here: claim workers and volume workers, work on one volume serialised.
 	ConcurrentSyncs int
+	// ReservedVolumeGracePeriod is new here: how long a new volume reserved by claimRef for a claim that
+	// does not exist yet stays Pending, so the claim's bind sets it Bound without an Available write first.
+	ReservedVolumeGracePeriod time.Duration
 	// UpstreamBinderGuard is new here: hold writes while KCM still runs its own binder.
 	UpstreamBinderGuard UpstreamBinderGuardOptions
 
@@ -113,6 +116,10 @@ const DefaultFullResyncPeriod = 5 * time.Minute
 
 // DefaultConcurrentSyncs is the default of --pvclaimbinder-concurrent-syncs (docs/parallel-workers.md).
 const DefaultConcurrentSyncs = 32
+
+// DefaultReservedVolumeGracePeriod is the default of --pvclaimbinder-reserved-volume-grace-period
+// (docs/writes-per-bind.md).
+const DefaultReservedVolumeGracePeriod = 5 * time.Second
 
 // NewPVControllerManagerOptions returns options with KCM's defaults, except DeviationsFromKCM.
 func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
@@ -141,6 +148,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		ControllerShutdownTimeout: 10 * time.Second,
 		FullResyncPeriod:          DefaultFullResyncPeriod,
 		ConcurrentSyncs:           DefaultConcurrentSyncs,
+		ReservedVolumeGracePeriod: DefaultReservedVolumeGracePeriod,
 		UpstreamBinderGuard: UpstreamBinderGuardOptions{
 			PodNamespace: upstreamguard.DefaultNamespace,
 			PodSelector:  upstreamguard.DefaultSelector,
@@ -181,6 +189,10 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	binderFlags.IntVar(&s.ConcurrentSyncs, "pvclaimbinder-concurrent-syncs", s.ConcurrentSyncs,
 		"The number of claim workers and of volume workers. All work on one volume is serialised, and claims without "+
 			"spec.volumeName are matched one at a time, so no volume is bound twice. 1 behaves like the upstream controller.")
+	binderFlags.DurationVar(&s.ReservedVolumeGracePeriod, "pvclaimbinder-reserved-volume-grace-period", s.ReservedVolumeGracePeriod,
+		"How long a new persistent volume whose spec.claimRef reserves a claim that does not exist yet stays Pending before it is marked "+
+			"Available, so that the claim, if it comes meanwhile, binds it with one write less. Nothing else can bind such a volume. "+
+			"0 marks it Available at once, as the upstream controller.")
 	guard := fss.FlagSet("upstream binder guard")
 	guard.BoolVar(&s.UpstreamBinderGuard.Allow, "allow-upstream-binder", false,
 		"Bind even while a kube-controller-manager pod runs its own PersistentVolume binder. Off by default: we then hold our writes "+
@@ -286,6 +298,9 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	case s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration:
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period (%s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (%s)", s.FullResyncPeriod, cfg.PVClaimBinderSyncPeriod.Duration))
 	}
+	if s.ReservedVolumeGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--pvclaimbinder-reserved-volume-grace-period must be 0 (off) or positive, got %s", s.ReservedVolumeGracePeriod))
+	}
 	if s.ConcurrentSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-concurrent-syncs must be at least 1, got %d", s.ConcurrentSyncs))
 	}
@@ -359,6 +374,7 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 	}
 	c.FullResyncPeriod = s.FullResyncPeriod
 	c.ConcurrentSyncs = s.ConcurrentSyncs
+	c.ReservedVolumeGracePeriod = s.ReservedVolumeGracePeriod
 	selector, err := labels.Parse(s.UpstreamBinderGuard.PodSelector)
 	if err != nil {
 		return fmt.Errorf("--upstream-binder-pod-selector: %w", err)

@@ -113,6 +113,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--min-resync-period=6h",
 		"--pvclaimbinder-full-resync-period=30m",
 		"--pvclaimbinder-concurrent-syncs=4",
+		"--pvclaimbinder-reserved-volume-grace-period=3s",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -151,6 +152,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"min resync", got.MinResyncPeriod.Duration, 6 * time.Hour},
 		{"full resync", s.FullResyncPeriod, 30 * time.Minute},
 		{"workers", s.ConcurrentSyncs, 4},
+		{"reserved volume grace", s.ReservedVolumeGracePeriod, 3 * time.Second},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -192,6 +194,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "long sync period, default full resync follows it", argv: []string{"--pvclaimbinder-sync-period=10m"}},
 		{name: "zero workers", argv: []string{"--pvclaimbinder-concurrent-syncs=0"}, wantErr: []string{"--pvclaimbinder-concurrent-syncs must be at least 1"}},
 		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
+		{name: "reserved volume grace off", argv: []string{"--pvclaimbinder-reserved-volume-grace-period=0"}},
+		{name: "negative reserved volume grace", argv: []string{"--pvclaimbinder-reserved-volume-grace-period=-1s"}, wantErr: []string{"--pvclaimbinder-reserved-volume-grace-period must be 0 (off) or positive"}},
 		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
 		{name: "guard allowed", argv: []string{"--allow-upstream-binder", "--upstream-binder-pod-selector=app=kcm,tier in (control-plane)"}},
 		{name: "bad guard selector", argv: []string{"--upstream-binder-pod-selector=a in b"}, wantErr: []string{"--upstream-binder-pod-selector"}},

@@ -163,6 +163,8 @@ type PersistentVolumeController struct {
 	enableDynamicProvisioning bool
 	resyncPeriod              time.Duration
 	fullResyncPeriod          time.Duration
+	// reservedVolumeGrace: see ControllerParameters.ReservedVolumeGracePeriod.
+	reservedVolumeGrace time.Duration
 
 	// Cache of the last known version of volumes and claims. This cache is
 	// thread safe as long as the volumes/claims there are not modified, they
@@ -611,6 +613,11 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 			// The PV is reserved for a PVC; that PVC has not yet been
 			// bound to this PV; the PVC sync will handle it.
 			logger.V(4).Info("Synchronizing PersistentVolume, volume is pre-bound to claim", "PVC", klog.KRef(volume.Spec.ClaimRef.Namespace, volume.Spec.ClaimRef.Name), "volumeName", volume.Name)
+			if ctrl.reservedVolumeAwaitsClaim(ctx, volume) {
+				// The claim's bind sets this new volume Bound directly;
+				// marking it Available first would cost a write.
+				return nil
+			}
 			if _, err := ctrl.updateVolumePhase(ctx, volume, v1.VolumeAvailable, ""); err != nil {
 				// Nothing was saved; we will fall back into the same
 				// condition in the next call to this method

@@ -73,7 +73,11 @@ type ControllerParameters struct {
 	FullResyncPeriod time.Duration
 	// ConcurrentSyncs is the number of claim workers and of volume workers
 	// (see syncLocks). 0 means 1, the upstream default.
-	ConcurrentSyncs           int
+	ConcurrentSyncs int
+	// ReservedVolumeGracePeriod is how long a new volume that reserves a
+	// claim by claimRef (without UID) stays Pending while that claim does
+	// not exist yet (see reservedVolumeAwaitsClaim). 0: Available at once.
+	ReservedVolumeGracePeriod time.Duration
 	VolumePlugins             []vol.VolumePlugin
 	VolumeInformer            coreinformers.PersistentVolumeInformer
 	ClaimInformer             coreinformers.PersistentVolumeClaimInformer
@@ -108,6 +112,7 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		),
 		resyncPeriod:        p.SyncPeriod,
 		fullResyncPeriod:    p.FullResyncPeriod,
+		reservedVolumeGrace: p.ReservedVolumeGracePeriod,
 		workers:             max(1, p.ConcurrentSyncs),
 		syncLocks:           newSyncLocks(max(1, p.ConcurrentSyncs)),
 		operationTimestamps: metrics.NewOperationStartTimeCache(),
@@ -337,6 +342,7 @@ func (ctrl *PersistentVolumeController) deleteClaim(ctx context.Context, claim *
 	volumeName := claim.Spec.VolumeName
 	if volumeName == "" {
 		logger.V(5).Info("deleteClaim: volume not bound", "PVC", klog.KObj(claim))
+		ctrl.enqueueVolumesReservingClaim(ctx, claim)
 		return
 	}
 
