@@ -10,7 +10,9 @@
 #   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
 #   CONCURRENCY (50), SCENARIOS ("prebound claimref pvc-first matched provisioning"; claimref: PVs
 #   reserve their claims by spec.claimRef, claims without volumeName; provisioning: claims of an
-#   external provisioner's class, pv-load playing external-provisioner; wffc: WaitForFirstConsumer
+#   external provisioner's class, pv-load playing external-provisioner; prebound-claim-first,
+#   prebound-together, claimref-claim-first, claimref-together: those scenarios with pv-load's
+#   --order, each claim created before its PV or both at once; wffc: WaitForFirstConsumer
 #   local PVs on BENCH_NODES (20) kwok nodes, a pod per claim, the real kube-scheduler), SYNC_PERIOD (15s; pvc-first: 60s),
 #   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
@@ -83,6 +85,7 @@ for qps in ${QPS_LIST}; do
       done
       ;;
     pvc-first) runs+=("pvc-first ${PVC_FIRST_COUNT} 60s") ;;
+    prebound-claim-first | prebound-together | claimref-claim-first | claimref-together) runs+=("${scenario} ${COUNT} ${SYNC_PERIOD}") ;;
     none) ;; # only the write ceiling
     *) runs+=("${scenario} ${COUNT} ${SYNC_PERIOD}") ;;
     esac
@@ -96,7 +99,12 @@ for qps in ${QPS_LIST}; do
       cpu_before="$(cpu_seconds "${pid}")"
       result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
       verified=false
-      bin/pv-load --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --count "${count}" \
+      # prebound-claim-first etc.: the scenario with pv-load's --order.
+      load_args=(--scenario "${scenario}")
+      case "${scenario}" in
+      prebound-* | claimref-*) load_args=(--scenario "${scenario%%-*}" --order "${scenario#*-}") ;;
+      esac
+      bin/pv-load --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" "${load_args[@]}" --count "${count}" \
         --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
       grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
       cpu_after="$(cpu_seconds "${pid}")"

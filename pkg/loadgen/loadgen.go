@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -30,6 +31,13 @@ const (
 	ScenarioClaimRef = "claimref"
 )
 
+// Orders in which prebound and claimref create each pair (Config.Order).
+const (
+	OrderPVFirst    = "pv-first"    // the PV, then its claim (the default)
+	OrderClaimFirst = "claim-first" // the claim, then its PV
+	OrderTogether   = "together"    // both at once, from two goroutines
+)
+
 // Config describes one run.
 type Config struct {
 	Scenario    string
@@ -41,6 +49,9 @@ type Config struct {
 	PVDelay time.Duration
 	// WithPods also creates one Pod per claim (prebound scenario), scheduled on any node.
 	WithPods bool
+	// Order is how prebound and claimref create each pair: OrderPVFirst ("" too), OrderClaimFirst
+	// or OrderTogether.
+	Order string
 	// Timeout bounds the wait for all claims to be Bound.
 	Timeout time.Duration
 	// Progress, if set, receives a progress line about every 500 ms.
@@ -56,7 +67,9 @@ type Sample struct {
 // Result is what Run measured.
 type Result struct {
 	Scenario string `json:"scenario"`
-	Count    int    `json:"count"`
+	// Order is Config.Order of prebound and claimref runs.
+	Order string `json:"order,omitempty"`
+	Count int    `json:"count"`
 	// Samples, sorted by latency, for the claims that became Bound.
 	Samples []Sample `json:"samples"`
 	// TimeToAllBound is from the first create call to the last claim Bound.
@@ -164,6 +177,15 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	if cfg.Count <= 0 || cfg.Concurrency <= 0 || cfg.Namespace == "" || cfg.Prefix == "" {
 		return nil, fmt.Errorf("loadgen: count, concurrency, namespace and prefix are required")
 	}
+	switch cfg.Order {
+	case "", OrderPVFirst:
+	case OrderClaimFirst, OrderTogether:
+		if cfg.Scenario != ScenarioPrebound && cfg.Scenario != ScenarioClaimRef {
+			return nil, fmt.Errorf("loadgen: order %q applies to the %s and %s scenarios only, not %q", cfg.Order, ScenarioPrebound, ScenarioClaimRef, cfg.Scenario)
+		}
+	default:
+		return nil, fmt.Errorf("loadgen: unknown order %q (want %s, %s or %s)", cfg.Order, OrderPVFirst, OrderClaimFirst, OrderTogether)
+	}
 	tracker := newBindTracker(cfg.Count)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -178,11 +200,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	switch cfg.Scenario {
 	case ScenarioPrebound, ScenarioClaimRef:
 		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-			if err := createVolume(ctx, client, cfg.Volume(i)); err != nil {
-				return err
-			}
-			tracker.started(cfg.name(i), time.Now())
-			if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
+			if err := createPair(ctx, client, cfg, i, tracker); err != nil {
 				return err
 			}
 			if cfg.WithPods {
@@ -322,6 +340,31 @@ func createClaim(ctx context.Context, client clientset.Interface, pvc *v1.Persis
 }
 
 // forEach runs fn(1..n) on `workers` goroutines and returns the first error.
+// createPair creates the i-th PV and claim in cfg.Order. A claim's latency counts from its own
+// create call, or, when both are sent at once, from the first of the two.
+func createPair(ctx context.Context, client clientset.Interface, cfg Config, i int, tracker *bindTracker) error {
+	switch cfg.Order {
+	case OrderClaimFirst:
+		tracker.started(cfg.name(i), time.Now())
+		if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
+			return err
+		}
+		return createVolume(ctx, client, cfg.Volume(i))
+	case OrderTogether:
+		tracker.started(cfg.name(i), time.Now())
+		volumeErr := make(chan error, 1)
+		go func() { volumeErr <- createVolume(ctx, client, cfg.Volume(i)) }()
+		claimErr := createClaim(ctx, client, cfg.Claim(i))
+		return errors.Join(claimErr, <-volumeErr)
+	default:
+		if err := createVolume(ctx, client, cfg.Volume(i)); err != nil {
+			return err
+		}
+		tracker.started(cfg.name(i), time.Now())
+		return createClaim(ctx, client, cfg.Claim(i))
+	}
+}
+
 func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
 	next := atomic.Int64{}
 	var firstErr error
@@ -465,7 +508,7 @@ func consumeClaims(ctx context.Context, w watch.Interface, lastRV string, handle
 func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
 	t.lock.Lock()
 	defer t.lock.Unlock()
-	r := &Result{Scenario: cfg.Scenario, Count: cfg.Count}
+	r := &Result{Scenario: cfg.Scenario, Order: cfg.Order, Count: cfg.Count}
 	var last time.Time
 	for name, at := range t.bound {
 		started, ok := t.start[name]

@@ -318,3 +318,56 @@ func TestProvisionerReportsFailedCreates(t *testing.T) {
 		t.Fatalf("failure %v does not say why", p.failure())
 	}
 }
+
+// Each order creates both objects of a pair, in that order; a claim's clock starts before its
+// create call.
+func TestCreatePairOrders(t *testing.T) {
+	for _, tc := range []struct {
+		order string
+		want  []string // resources in create order; nil: any order
+	}{
+		{"", []string{"persistentvolumes", "persistentvolumeclaims"}},
+		{OrderPVFirst, []string{"persistentvolumes", "persistentvolumeclaims"}},
+		{OrderClaimFirst, []string{"persistentvolumeclaims", "persistentvolumes"}},
+		{OrderTogether, nil},
+	} {
+		t.Run(tc.order, func(t *testing.T) {
+			cfg := Config{Scenario: ScenarioPrebound, Namespace: "ns", Prefix: "p", Count: 1, Concurrency: 1, Order: tc.order}
+			client := fake.NewClientset()
+			var created []string
+			var claimCreatedAt time.Time
+			var lock = make(chan struct{}, 1)
+			client.PrependReactor("create", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				lock <- struct{}{}
+				created = append(created, action.GetResource().Resource)
+				if action.GetResource().Resource == "persistentvolumeclaims" {
+					claimCreatedAt = time.Now()
+				}
+				<-lock
+				return false, nil, nil
+			})
+			tracker := newBindTracker(1)
+			if err := createPair(context.Background(), client, cfg, 1, tracker); err != nil {
+				t.Fatal(err)
+			}
+			if len(created) != 2 || (tc.want != nil && (created[0] != tc.want[0] || created[1] != tc.want[1])) {
+				t.Errorf("created %v, want %v", created, tc.want)
+			}
+			if start := tracker.startedCopy()[cfg.name(1)]; start.IsZero() || start.After(claimCreatedAt) {
+				t.Errorf("clock started at %v, after the claim's create at %v", start, claimCreatedAt)
+			}
+		})
+	}
+}
+
+func TestRunRejectsBadOrder(t *testing.T) {
+	for _, cfg := range []Config{
+		{Scenario: ScenarioPrebound, Order: "sideways"},
+		{Scenario: ScenarioMatched, Order: OrderClaimFirst},
+	} {
+		cfg.Namespace, cfg.Prefix, cfg.Count, cfg.Concurrency = "ns", "p", 1, 1
+		if _, err := Run(context.Background(), fake.NewClientset(), cfg); err == nil || !strings.Contains(err.Error(), "order") {
+			t.Errorf("%s with order %q: error %v, want one about the order", cfg.Scenario, cfg.Order, err)
+		}
+	}
+}

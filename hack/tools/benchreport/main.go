@@ -35,6 +35,7 @@ type sample struct {
 
 type result struct {
 	Scenario       string        `json:"scenario"`
+	Order          string        `json:"order"`
 	Count          int           `json:"count"`
 	Samples        []sample      `json:"samples"`
 	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
@@ -132,7 +133,11 @@ func main() {
 		runs := groups[key]
 		slices.SortFunc(runs, func(a, b run) int { return strings.Compare(b.arm, a.arm) }) // upstream first
 		first := runs[0]
-		fmt.Fprintf(&md, "## %s: %d claims, binder QPS %s, sync period %s\n\n", first.result.Scenario, first.result.Count, first.meta.QPS, first.meta.SyncPeriod)
+		title := first.result.Scenario
+		if first.result.Order != "" {
+			title += " (" + first.result.Order + ")"
+		}
+		fmt.Fprintf(&md, "## %s: %d claims, binder QPS %s, sync period %s\n\n", title, first.result.Count, first.meta.QPS, first.meta.SyncPeriod)
 		fmt.Fprintln(&md, "| arm | p50 | p90 | p99 | max | all bound | floor (ceiling) | writes/bind | 409s | binder CPU | peak RSS | one-to-one |")
 		fmt.Fprintln(&md, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 		for _, r := range runs {
