@@ -14,7 +14,7 @@
 #   prebound-together, claimref-claim-first, claimref-together: those scenarios with pv-load's
 #   --order, each claim created before its PV or both at once; wffc: WaitForFirstConsumer
 #   local PVs on BENCH_NODES (20) kwok nodes, a pod per claim, the real kube-scheduler), SYNC_PERIOD (15s; pvc-first: 60s),
-#   PVCM_ARGS (extra flags for ours), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
+#   PVCM_ARGS (extra flags for ours), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
 #   generator, 100000: the objects are created as fast as the apiserver takes them).
@@ -121,7 +121,7 @@ for qps in ${QPS_LIST}; do
       cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
 {"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
- "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ARGS:-}")", "verified": ${verified}}
+ "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}")", "verified": ${verified}}
 JSON
       echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done

@@ -12,6 +12,7 @@
 #   NODES          number of kwok nodes (default 3)
 #   AUDIT          1: write an apiserver audit log of PV/PVC writes (for the benchmark)
 #   PVCM_ARGS      extra flags for pv-controller-manager
+#   PVCM_ENV       extra environment for pv-controller-manager only (e.g. GOGC=200)
 #   SECURE_PORT    our --secure-port (default 10267)
 #   SKIP_BUILD     1: use bin/pv-controller-manager as it is
 set -euo pipefail
@@ -90,7 +91,7 @@ cp "${cluster_kubeconfig}" "${out}/kubeconfig"
 "${REPO_ROOT}/hack/local-down.sh" --binder-only
 if [[ "${ARM}" == "ours" ]]; then
   # shellcheck disable=SC2086
-  nohup "${REPO_ROOT}/bin/pv-controller-manager" \
+  env ${PVCM_ENV:-} nohup "${REPO_ROOT}/bin/pv-controller-manager" \
     --kubeconfig="${cluster_kubeconfig}" \
     --authentication-kubeconfig="${cluster_kubeconfig}" \
     --authorization-kubeconfig="${cluster_kubeconfig}" \

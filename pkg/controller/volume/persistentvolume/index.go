@@ -38,7 +38,8 @@ type persistentVolumeOrderedIndex struct {
 }
 
 func newPersistentVolumeOrderedIndex() persistentVolumeOrderedIndex {
-	return persistentVolumeOrderedIndex{cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"accessmodes": accessModesIndexFunc})}
+	return persistentVolumeOrderedIndex{cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"accessmodes": accessModesIndexFunc,
+		unclaimedAccessModesIndex: unclaimedAccessModesIndexFunc, cachedClaimRefIndex: cachedClaimRefIndexFunc})}
 }
 
 // accessModesIndexFunc is an indexing function that returns a persistent
@@ -92,7 +93,7 @@ func (pvIndex *persistentVolumeOrderedIndex) findByClaim(claim *v1.PersistentVol
 	allPossibleModes := pvIndex.allPossibleMatchingAccessModes(claim.Spec.AccessModes)
 
 	for _, modes := range allPossibleModes {
-		volumes, err := pvIndex.listByAccessModes(modes)
+		volumes, err := pvIndex.listCandidatesByAccessModes(modes, claim)
 		if err != nil {
 			return nil, err
 		}
