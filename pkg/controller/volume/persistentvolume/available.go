@@ -26,55 +26,42 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/kubernetes/pkg/features"
 )
 
-// unboundClaimClassIndex indexes the claims that do not name a volume by
-// their storage class, so that a volume that becomes Available can find the
-// claims it may satisfy (a claim and its volume must have the same class).
-const unboundClaimClassIndex = "pv-controller.unbound.storageClassName"
-
-func unboundClaimClassIndexFunc(obj interface{}) ([]string, error) {
-	claim, ok := obj.(*v1.PersistentVolumeClaim)
-	if !ok || claim.Spec.VolumeName != "" || claim.DeletionTimestamp != nil {
-		return nil, nil
-	}
-	return []string{storagehelpers.GetPersistentVolumeClaimClass(claim)}, nil
-}
-
-// enqueueClaimsFittingVolume queues the unbound claims that the volume, which
-// has just become Available, satisfies. Without this, a claim synced while no
-// volume fitted it (for example a claim created right after its volume, while
-// the volume was still Pending) waits for the next periodic resync, although
-// a matching volume is there. Only claims the volume satisfies are queued, so
-// a volume costs one check per unbound claim of its class, not a full match.
+// enqueueClaimsFittingVolume queues the waiting claims (waitingClaims: their
+// latest match found no volume) that the volume, which has just become
+// Available, satisfies. Without this, a claim synced while no volume fitted
+// it (for example a claim created right after its volume, while the volume
+// was still Pending) waits for the next periodic resync, although a matching
+// volume is there. Only claims the volume satisfies are queued, so a volume
+// costs one check per waiting claim of its class, not a full match.
 func (ctrl *PersistentVolumeController) enqueueClaimsFittingVolume(ctx context.Context, volume *v1.PersistentVolume) {
-	if ctrl.claimIndexer == nil || volume.Spec.ClaimRef != nil {
+	if volume.Spec.ClaimRef != nil {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	objs, err := ctrl.claimIndexer.ByIndex(unboundClaimClassIndex, storagehelpers.GetPersistentVolumeClass(volume))
-	if err != nil {
-		logger.Error(err, "Cannot find unbound claims of the volume's class", "volumeName", volume.Name)
-		return
-	}
 	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
 	candidates := []*v1.PersistentVolume{volume}
-	for _, obj := range objs {
+	queued := 0
+	ctrl.waitingClaims.wake(storagehelpers.GetPersistentVolumeClass(volume), func(key string) bool {
+		obj, found, err := ctrl.claims.GetByKey(key)
+		if err != nil || !found {
+			return true // deleted
+		}
 		claim, ok := obj.(*v1.PersistentVolumeClaim)
-		if !ok || claim.Status.Phase == v1.ClaimBound {
-			continue
+		if !ok || claim.Status.Phase == v1.ClaimBound || claim.Spec.VolumeName != "" {
+			return true // bound, or bound by another path meanwhile
 		}
 		if match, err := storagehelpers.FindMatchingVolume(claim, candidates, nil, nil, false, vacEnabled); err != nil || match == nil {
-			continue
+			return false
 		}
-		key, err := controller.KeyFunc(claim)
-		if err != nil {
-			continue
-		}
-		logger.V(5).Info("Volume became Available, queueing an unbound claim it fits", "volumeName", volume.Name, "PVC", klog.KObj(claim))
-		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeAvailable).Inc()
+		logger.V(5).Info("Volume became Available, queueing a waiting claim it fits", "volumeName", volume.Name, "PVC", klog.KObj(claim))
 		ctrl.claimQueue.Add(key)
+		queued++
+		return true
+	})
+	if queued > 0 {
+		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeAvailable).Add(float64(queued))
 	}
 }

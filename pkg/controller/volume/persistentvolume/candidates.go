@@ -22,6 +22,8 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/component-helpers/storage/volume"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
 
@@ -61,30 +63,65 @@ func cachedClaimRefIndexFunc(obj interface{}) ([]string, error) {
 	return []string{claimrefToClaimKey(pv.Spec.ClaimRef)}, nil
 }
 
-// listCandidatesByAccessModes returns the volumes with exactly the given
-// access modes that FindMatchingVolume may choose for the claim: those
-// without claimRef and those whose claimRef names the claim. The list is
-// unsorted.
-func (pvIndex *persistentVolumeOrderedIndex) listCandidatesByAccessModes(modes []v1.PersistentVolumeAccessMode, claim *v1.PersistentVolumeClaim) ([]*v1.PersistentVolume, error) {
+// candidateChunk is how many volumes without claimRef one FindMatchingVolume
+// call looks at (a variable for tests).
+var candidateChunk = 256
+
+// findAmongCandidates is FindMatchingVolume over the volumes with exactly the
+// given access modes that it may choose for the claim, without walking the
+// others: first the volumes whose claimRef names the claim (one bound to the
+// claim is chosen first, as FindMatchingVolume does), then, unless binding is
+// delayed (only such volumes can be chosen then), the volumes without
+// claimRef, chunk by chunk, keeping the smallest fit and stopping at a fit of
+// exactly the requested size: no fitting volume is smaller than the request.
+// Among equal fits the choice is arbitrary, as upstream's (index order).
+func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.PersistentVolumeClaim, modes []v1.PersistentVolumeAccessMode, excluded map[string]*v1.PersistentVolume, delayBinding, vacEnabled bool) (*v1.PersistentVolume, error) {
 	modesKey := v1helper.GetAccessModesAsString(modes)
+	reservedObjs, err := pvIndex.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
+	if err != nil {
+		return nil, err
+	}
+	var reserved []*v1.PersistentVolume
+	for _, obj := range reservedObjs {
+		if pv, ok := obj.(*v1.PersistentVolume); ok && v1helper.GetAccessModesAsString(pv.Spec.AccessModes) == modesKey {
+			reserved = append(reserved, pv)
+		}
+	}
+	if best, err := volume.FindMatchingVolume(claim, reserved, nil, excluded, delayBinding, vacEnabled); err != nil || best != nil {
+		return best, err
+	}
+	if delayBinding {
+		return nil, nil
+	}
+
 	unclaimed, err := pvIndex.store.ByIndex(unclaimedAccessModesIndex, modesKey)
 	if err != nil {
 		return nil, err
 	}
-	reserved, err := pvIndex.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
-	if err != nil {
-		return nil, err
-	}
-	volumes := make([]*v1.PersistentVolume, 0, len(unclaimed)+len(reserved))
-	for _, obj := range reserved {
-		if pv, ok := obj.(*v1.PersistentVolume); ok && v1helper.GetAccessModesAsString(pv.Spec.AccessModes) == modesKey {
-			volumes = append(volumes, pv)
+	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	var best *v1.PersistentVolume
+	var bestQty resource.Quantity
+	chunk := make([]*v1.PersistentVolume, 0, min(candidateChunk, len(unclaimed)))
+	for start := 0; start < len(unclaimed); start += candidateChunk {
+		chunk = chunk[:0]
+		for _, obj := range unclaimed[start:min(start+candidateChunk, len(unclaimed))] {
+			if pv, ok := obj.(*v1.PersistentVolume); ok {
+				chunk = append(chunk, pv)
+			}
+		}
+		fit, err := volume.FindMatchingVolume(claim, chunk, nil, excluded, false, vacEnabled)
+		if err != nil {
+			return nil, err
+		}
+		if fit == nil {
+			continue
+		}
+		if qty := fit.Spec.Capacity[v1.ResourceStorage]; best == nil || bestQty.Cmp(qty) > 0 {
+			best, bestQty = fit, qty
+		}
+		if bestQty.Cmp(requested) == 0 {
+			break
 		}
 	}
-	for _, obj := range unclaimed {
-		if pv, ok := obj.(*v1.PersistentVolume); ok {
-			volumes = append(volumes, pv)
-		}
-	}
-	return volumes, nil
+	return best, nil
 }

@@ -21,49 +21,46 @@ package persistentvolume
 import (
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
-// The candidates of a claim are the volumes without claimRef and those that
-// name the claim, with exactly the given access modes; volumes reserved or
-// bound for other claims are left out.
-func TestListCandidatesByAccessModes(t *testing.T) {
+// Volumes whose claimRef names another claim are never candidates, a volume
+// bound to the claim is chosen before any free one, and a free one of exactly
+// the requested size ends the search.
+func TestFindAmongCandidates(t *testing.T) {
 	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
-	withModes := func(pv *v1.PersistentVolume, modes []v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
-		pv.Spec.AccessModes = modes
-		return pv
+	add := func(index persistentVolumeOrderedIndex, pvs ...*v1.PersistentVolume) {
+		for _, pv := range pvs {
+			pv.Spec.AccessModes = rwo
+			if err := index.store.Add(pv); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	claim := newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil)
+
 	index := newPersistentVolumeOrderedIndex()
-	for _, pv := range []*v1.PersistentVolume{
-		withModes(newVolume("free", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty), rwo),
-		withModes(newVolume("free-rwo-rox", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty), nil),
-		withModes(newVolume("mine", "1Gi", "", "claim-a", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty), rwo),
-		withModes(newVolume("mine-bound", "1Gi", "uid-a", "claim-a", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty), rwo),
-		withModes(newVolume("theirs", "1Gi", "uid-b", "claim-b", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty), rwo),
-		withModes(newVolume("theirs-reserved", "1Gi", "", "claim-b", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty), rwo),
-	} {
-		if pv.Spec.AccessModes == nil {
-			pv.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce, v1.ReadOnlyMany}
-		}
-		if err := index.store.Add(pv); err != nil {
-			t.Fatal(err)
-		}
+	add(index,
+		newVolume("theirs-small", "1Gi", "uid-b", "claim-b", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+		newVolume("free-big", "5Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+		newVolume("mine-big", "10Gi", "uid-a", "claim-a", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty))
+	if got, err := index.findAmongCandidates(claim, rwo, nil, false, true); err != nil || name(got) != "mine-big" {
+		t.Errorf("chose %s (%v), want the volume bound to the claim, mine-big", name(got), err)
 	}
-	got, err := index.listCandidatesByAccessModes(rwo, newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
-	if err != nil {
-		t.Fatal(err)
+
+	index = newPersistentVolumeOrderedIndex()
+	add(index,
+		newVolume("theirs-small", "1Gi", "uid-b", "claim-b", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+		newVolume("free-big", "5Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
+		newVolume("free-2g", "2Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
+	if got, err := index.findAmongCandidates(claim, rwo, nil, false, true); err != nil || name(got) != "free-2g" {
+		t.Errorf("chose %s (%v), want the smallest free fit, free-2g", name(got), err)
 	}
-	var names []string
-	for _, pv := range got {
-		names = append(names, pv.Name)
-	}
-	sort.Strings(names)
-	if want := []string{"free", "mine", "mine-bound"}; fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Errorf("candidates %v, want %v", names, want)
+	if got, err := index.findAmongCandidates(claim, rwo, nil, true, true); err != nil || got != nil {
+		t.Errorf("delayed binding chose %s (%v), want none: no volume is bound to the claim", name(got), err)
 	}
 }
 
@@ -73,6 +70,9 @@ func TestListCandidatesByAccessModes(t *testing.T) {
 // of random sizes (all distinct, so the smallest fit is one volume), classes,
 // phases and access modes.
 func TestFindByClaimAgreesWithFullScan(t *testing.T) {
+	// Chunks of 7 volumes: the smallest fit must be kept across chunks.
+	defer func(chunk int) { candidateChunk = chunk }(candidateChunk)
+	candidateChunk = 7
 	rng := rand.New(rand.NewPCG(3, 5))
 	modeSets := [][]v1.PersistentVolumeAccessMode{{v1.ReadWriteOnce}, {v1.ReadWriteOnce, v1.ReadOnlyMany}, {v1.ReadWriteMany}}
 	classes := []string{classEmpty, classGold}

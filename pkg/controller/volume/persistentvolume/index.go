@@ -25,7 +25,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/component-helpers/storage/volume"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/volume/util"
@@ -93,12 +92,7 @@ func (pvIndex *persistentVolumeOrderedIndex) findByClaim(claim *v1.PersistentVol
 	allPossibleModes := pvIndex.allPossibleMatchingAccessModes(claim.Spec.AccessModes)
 
 	for _, modes := range allPossibleModes {
-		volumes, err := pvIndex.listCandidatesByAccessModes(modes, claim)
-		if err != nil {
-			return nil, err
-		}
-
-		bestVol, err := volume.FindMatchingVolume(claim, volumes, nil /* node for topology binding*/, excluded, delayBinding, utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass))
+		bestVol, err := pvIndex.findAmongCandidates(claim, modes, excluded, delayBinding, utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass))
 		if err != nil {
 			return nil, err
 		}

@@ -38,14 +38,23 @@ import (
 // controller's cache; if it changed while its lock was awaited so that it no
 // longer fits, an error asks for the claim to be synced again.
 func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v1.PersistentVolumeClaim, delayBinding bool) (*v1.PersistentVolume, error) {
+	// The claim waits from before its match on: a volume that turns Available
+	// meanwhile wakes it (enqueueClaimsFittingVolume).
+	class, key := storagehelpers.GetPersistentVolumeClaimClass(claim), claimToClaimKey(claim)
+	ctrl.waitingClaims.add(class, key)
 	l, _ := ctx.Value(claimSyncLockKey{}).(*claimSyncLock)
 	if l == nil || !l.matcher {
-		return ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
+		volume, err := ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
+		if volume != nil {
+			ctrl.waitingClaims.remove(class, key)
+		}
+		return volume, err
 	}
 	volume, err := ctrl.volumes.findByClaim(claim, delayBinding, ctrl.syncLocks.chosenForOthers(claim.UID))
 	if err != nil || volume == nil {
 		return volume, err
 	}
+	ctrl.waitingClaims.remove(class, key)
 	l.volumeChosen(volume.Name, claim.UID, func() { ctrl.enqueueClaimsIfVolumeStillFree(ctx, volume.Name) })
 	klog.FromContext(ctx).V(5).Info("Volume chosen for claim, matcher released", "PVC", klog.KObj(claim), "volumeName", volume.Name)
 

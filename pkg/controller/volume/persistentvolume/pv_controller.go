@@ -198,6 +198,8 @@ type PersistentVolumeController struct {
 	// workers is the number of claim workers and of volume workers.
 	workers   int
 	syncLocks *syncLocks
+	// waitingClaims: the claims whose latest match found no volume.
+	waitingClaims waitingClaims
 
 	// conflictRateLimiter delays retries of keys whose sync failed with a
 	// conflict, per key only (see handleSyncResult).

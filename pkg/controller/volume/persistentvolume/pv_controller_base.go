@@ -161,9 +161,6 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 	if err := p.ClaimInformer.Informer().AddIndexers(cache.Indexers{claimVolumeNameIndex: claimVolumeNameIndexFunc}); err != nil {
 		return nil, fmt.Errorf("could not add claim volumeName index: %w", err)
 	}
-	if err := p.ClaimInformer.Informer().AddIndexers(cache.Indexers{unboundClaimClassIndex: unboundClaimClassIndexFunc}); err != nil {
-		return nil, fmt.Errorf("could not add unbound claim class index: %w", err)
-	}
 	controller.claimIndexer = p.ClaimInformer.Informer().GetIndexer()
 	if err := p.VolumeInformer.Informer().AddIndexers(cache.Indexers{volumeClaimRefIndex: volumeClaimRefIndexFunc}); err != nil {
 		return nil, fmt.Errorf("could not add volume claimRef index: %w", err)
@@ -334,6 +331,7 @@ func (ctrl *PersistentVolumeController) deleteClaim(ctx context.Context, claim *
 	}
 	claimKey := claimToClaimKey(claim)
 	ctrl.missingVolumeEvents.forget(claim)
+	ctrl.waitingClaims.remove(storagehelpers.GetPersistentVolumeClaimClass(claim), claimKey)
 	logger.V(4).Info("Claim deleted", "PVC", klog.KObj(claim))
 	// clean any possible unfinished provision start timestamp from cache
 	// Unit test [5-8] [5-9]
