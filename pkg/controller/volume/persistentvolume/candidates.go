@@ -94,7 +94,9 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 		return nil, nil
 	}
 
-	unclaimed, err := pvIndex.store.ByIndex(unclaimedAccessModesIndex, modesKey)
+	// The keys only: looking every volume up (ByIndex) would cost what the
+	// early stop saves. A volume gone or claimed since is skipped.
+	unclaimed, err := pvIndex.store.IndexKeys(unclaimedAccessModesIndex, modesKey)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +106,11 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 	chunk := make([]*v1.PersistentVolume, 0, min(candidateChunk, len(unclaimed)))
 	for start := 0; start < len(unclaimed); start += candidateChunk {
 		chunk = chunk[:0]
-		for _, obj := range unclaimed[start:min(start+candidateChunk, len(unclaimed))] {
-			if pv, ok := obj.(*v1.PersistentVolume); ok {
-				chunk = append(chunk, pv)
+		for _, key := range unclaimed[start:min(start+candidateChunk, len(unclaimed))] {
+			if obj, found, err := pvIndex.store.GetByKey(key); err == nil && found {
+				if pv, ok := obj.(*v1.PersistentVolume); ok {
+					chunk = append(chunk, pv)
+				}
 			}
 		}
 		fit, err := volume.FindMatchingVolume(claim, chunk, nil, excluded, false, vacEnabled)
