@@ -100,7 +100,7 @@ for qps in ${QPS_LIST}; do
       result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
       verified=false
       # prebound-claim-first etc.: the scenario with pv-load's --order.
-      load_args=(--scenario "${scenario}")
+      load_args=(--scenario "${scenario}" --nodes "${BENCH_NODES:-20}")
       case "${scenario}" in
       prebound-* | claimref-*) load_args=(--scenario "${scenario%%-*}" --order "${scenario#*-}") ;;
       esac

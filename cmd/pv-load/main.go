@@ -41,6 +41,7 @@ func main() {
 	flag.IntVar(&cfg.Concurrency, "concurrency", 50, "concurrent clients creating objects")
 	flag.DurationVar(&cfg.PVDelay, "pv-delay", 3*time.Second, "pvc-first: delay between the claims and their volumes")
 	flag.StringVar(&cfg.Order, "order", loadgen.OrderPVFirst, "prebound, claimref: how each pair is created: pv-first | claim-first | together (both at once)")
+	flag.IntVar(&cfg.Nodes, "nodes", 0, "wffc: wait for this many schedulable nodes before spreading the PVs over them (0: at least one)")
 	flag.BoolVar(&cfg.WithPods, "with-pods", false, "prebound: also create a Pod per claim")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up waiting for Bound after this long")
 	flag.Parse()

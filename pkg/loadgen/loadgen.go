@@ -49,6 +49,9 @@ type Config struct {
 	PVDelay time.Duration
 	// WithPods also creates one Pod per claim (prebound scenario), scheduled on any node.
 	WithPods bool
+	// Nodes (wffc) is how many schedulable nodes to wait for before spreading the PVs over them
+	// (0: at least one).
+	Nodes int
 	// Order is how prebound and claimref create each pair: OrderPVFirst ("" too), OrderClaimFirst
 	// or OrderTogether.
 	Order string
@@ -237,7 +240,7 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		})
 	case ScenarioWFFC:
 		var hostnames []string
-		if hostnames, err = schedulableHostnames(ctx, client); err != nil {
+		if hostnames, err = schedulableHostnames(ctx, client, cfg.Nodes); err != nil {
 			return nil, err
 		}
 		if err = ensureLocalStorageClass(ctx, client, &cfg); err != nil {

@@ -266,7 +266,7 @@ func TestWFFCScenarioObjects(t *testing.T) {
 	notReady.Status.Conditions[0].Status = v1.ConditionFalse
 	client := fake.NewClientset(node("kwok-1", "kwok.x-k8s.io/node", false), node("cp", "node-role.kubernetes.io/control-plane", false),
 		node("cordoned", "", true), node("kwok-0", "", false), notReady)
-	hosts, err := schedulableHostnames(context.Background(), client)
+	hosts, err := schedulableHostnames(context.Background(), client, 2)
 	if err != nil || strings.Join(hosts, ",") != "kwok-0,kwok-1" {
 		t.Fatalf("schedulable hostnames %v, %v; want kwok-0,kwok-1", hosts, err)
 	}
@@ -285,8 +285,13 @@ func TestWFFCScenarioObjects(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if _, err := schedulableHostnames(ctx, fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false))); err == nil {
+	if _, err := schedulableHostnames(ctx, fake.NewClientset(node("cp", "node-role.kubernetes.io/control-plane", false)), 0); err == nil {
 		t.Fatal("no schedulable node: want an error saying so")
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := schedulableHostnames(ctx, client, 3); err == nil || !strings.Contains(err.Error(), "needs 3") {
+		t.Fatalf("2 schedulable nodes of 3 wanted: error %v, want one saying 3 are needed", err)
 	}
 }
 

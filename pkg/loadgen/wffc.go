@@ -59,8 +59,10 @@ func (c *Config) LocalVolume(i int, hostname string) *v1.PersistentVolume {
 
 // schedulableHostnames lists the kubernetes.io/hostname of the Ready nodes pods can go to (no
 // unschedulable flag, no NoSchedule taint but kwok's, which the load's pods tolerate). Nodes of a
-// cluster just started may not be Ready yet: it waits up to a minute for at least one.
-func schedulableHostnames(ctx context.Context, client clientset.Interface) ([]string, error) {
+// cluster just started may not be Ready yet: it waits up to a minute for at least want of them (at
+// least one if want is 0). Spreading the PVs over the first nodes to turn Ready would crowd them
+// past their pod capacity.
+func schedulableHostnames(ctx context.Context, client clientset.Interface, want int) ([]string, error) {
 	var out []string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -73,10 +75,10 @@ func schedulableHostnames(ctx context.Context, client clientset.Interface) ([]st
 				out = append(out, n.Labels[v1.LabelHostname])
 			}
 		}
-		return len(out) > 0, nil
+		return len(out) >= max(1, want), nil
 	})
-	if len(out) == 0 {
-		return nil, fmt.Errorf("loadgen: %s needs Ready, schedulable nodes (with kubernetes.io/hostname); the cluster has none: %v", ScenarioWFFC, err)
+	if len(out) < max(1, want) {
+		return nil, fmt.Errorf("loadgen: %s needs %d Ready, schedulable nodes (with kubernetes.io/hostname); the cluster has %d: %v", ScenarioWFFC, max(1, want), len(out), err)
 	}
 	slices.Sort(out)
 	return out, nil
