@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -511,7 +512,10 @@ func consumeClaims(ctx context.Context, w watch.Interface, lastRV string, handle
 func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
 	t.lock.Lock()
 	defer t.lock.Unlock()
-	r := &Result{Scenario: cfg.Scenario, Order: cfg.Order, Count: cfg.Count}
+	r := &Result{Scenario: cfg.Scenario, Count: cfg.Count}
+	if cfg.Scenario == ScenarioPrebound || cfg.Scenario == ScenarioClaimRef {
+		r.Order = cmp.Or(cfg.Order, OrderPVFirst)
+	}
 	var last time.Time
 	for name, at := range t.bound {
 		started, ok := t.start[name]
