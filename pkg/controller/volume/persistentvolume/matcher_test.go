@@ -21,6 +21,7 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,28 +100,34 @@ func (h holdingClaims) Update(ctx context.Context, claim *v1.PersistentVolumeCla
 	return h.PersistentVolumeClaimInterface.Update(ctx, claim, opts)
 }
 
+// startHeldController starts a controller with 2 workers over the volumes,
+// whose client holds the write described by hold, adds claim and waits until
+// that write is held. release lets the write go on (once; later calls do
+// nothing); the test must call it, deferred at the latest.
+func startHeldController(t *testing.T, hold *holdingClient, volumes []*v1.PersistentVolume, claim *v1.PersistentVolumeClaim) (rc *runningController, release func()) {
+	t.Helper()
+	hold.held, hold.release = make(chan struct{}), make(chan struct{})
+	wrap := func(client clientset.Interface) clientset.Interface { hold.Interface = client; return hold }
+	rc = startRunningControllerWithClient(t, 2, wrap, volumes, nil, noerrors)
+	var once sync.Once
+	release = func() { once.Do(func() { close(hold.release) }) }
+	rc.addClaim(claim)
+	select {
+	case <-hold.held:
+	case <-time.After(wait30s):
+		release()
+		t.Fatalf("%s's bind did not reach the held write", claim.Name)
+	}
+	return rc, release
+}
+
 // Once a matched claim's volume is reserved (claimRef saved), the next claim
 // is matched and reserves its volume while the first claim's bind is still
 // writing: matching waits for one write of a bind, not for all four.
 func TestMatcherFreedOnceVolumeReserved(t *testing.T) {
-	hold := &holdingClient{claim: "claim-a", held: make(chan struct{}), release: make(chan struct{})}
-	wrap := func(client clientset.Interface) clientset.Interface { hold.Interface = client; return hold }
-	rc := startRunningControllerWithClient(t, 2, wrap, availableVolumes("volume", 2), nil, noerrors)
-	released := false
-	releaseHeld := func() {
-		if !released {
-			released = true
-			close(hold.release)
-		}
-	}
+	rc, releaseHeld := startHeldController(t, &holdingClient{claim: "claim-a"}, availableVolumes("volume", 2),
+		newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
 	defer releaseHeld()
-
-	rc.addClaim(newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
-	select {
-	case <-hold.held:
-	case <-time.After(wait30s):
-		t.Fatal("claim-a's bind did not reach its claim update")
-	}
 
 	rc.addClaim(newClaim("claim-b", "uid-b", "1Gi", "", v1.ClaimPending, nil))
 	reservedForB := func() bool {

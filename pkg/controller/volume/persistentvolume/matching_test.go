@@ -30,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientset "k8s.io/client-go/kubernetes"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
@@ -39,24 +38,9 @@ import (
 // other volume and its bind goes through. Without the in-memory reservation
 // claim B waits for the matcher until A's claimRef is saved: forever here.
 func TestMatcherFreeWhileClaimRefWriteInFlight(t *testing.T) {
-	hold := &holdingClient{claim: "claim-a", volumeUpdate: true, held: make(chan struct{}), release: make(chan struct{})}
-	wrap := func(client clientset.Interface) clientset.Interface { hold.Interface = client; return hold }
-	rc := startRunningControllerWithClient(t, 2, wrap, availableVolumes("volume", 2), nil, noerrors)
-	released := false
-	releaseHeld := func() {
-		if !released {
-			released = true
-			close(hold.release)
-		}
-	}
+	rc, releaseHeld := startHeldController(t, &holdingClient{claim: "claim-a", volumeUpdate: true}, availableVolumes("volume", 2),
+		newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
 	defer releaseHeld()
-
-	rc.addClaim(newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
-	select {
-	case <-hold.held:
-	case <-time.After(wait30s):
-		t.Fatal("claim-a's bind did not reach its volume update")
-	}
 
 	rc.addClaim(newClaim("claim-b", "uid-b", "1Gi", "", v1.ClaimPending, nil))
 	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
@@ -81,26 +65,12 @@ func TestMatcherFreeWhileClaimRefWriteInFlight(t *testing.T) {
 // with a conflict. Without the re-queue claim B waits for the periodic
 // resync (never, in this harness) although the volume is free.
 func TestClaimTurnedAwayFromChosenVolumeQueuedWhenBindFails(t *testing.T) {
-	hold := &holdingClient{claim: "claim-a", volumeUpdate: true, held: make(chan struct{}), release: make(chan struct{}),
+	hold := &holdingClient{claim: "claim-a", volumeUpdate: true,
 		fail: apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumes"}, "volume-00", fmt.Errorf("held and refused"))}
-	wrap := func(client clientset.Interface) clientset.Interface { hold.Interface = client; return hold }
-	rc := startRunningControllerWithClient(t, 2, wrap, availableVolumes("volume", 1), nil, noerrors)
-	released := false
-	releaseHeld := func() {
-		if !released {
-			released = true
-			close(hold.release)
-		}
-	}
+	claimA := newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil)
+	rc, releaseHeld := startHeldController(t, hold, availableVolumes("volume", 1), claimA)
 	defer releaseHeld()
 
-	claimA := newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil)
-	rc.addClaim(claimA)
-	select {
-	case <-hold.held:
-	case <-time.After(wait30s):
-		t.Fatal("claim-a's bind did not reach its volume update")
-	}
 	rc.addClaim(newClaim("claim-b", "uid-b", "1Gi", "", "", nil))
 	var pendingB *v1.PersistentVolumeClaim
 	waitUntil(t, "claim-b is set Pending (no free volume)", func() bool {
