@@ -42,7 +42,54 @@ func kindSetup() kindEnv {
 	}
 	Expect(e.engine).NotTo(BeEmpty())
 	Expect(e.controlPlanes).To(HaveLen(3))
+	controlPlaneReadyOnce.Do(func() { waitControlPlaneReady(e) })
 	return e
+}
+
+var controlPlaneReadyOnce sync.Once
+
+// waitControlPlaneReady waits until what every spec assumes has converged: each control-plane
+// node's apiserver, KCM and scheduler mirror pods Running and Ready, and every node (the worker's
+// kubelet included) Ready. kind's --wait covers the nodes, not every static pod: a spec that read
+// KCM's pod 0.13 s after the cluster came up once found the third node's still Pending.
+func waitControlPlaneReady(e kindEnv) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	Eventually(ctx, func() error {
+		for _, node := range e.controlPlanes {
+			for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+				if _, err := staticPod(ctx, component, node, true)(); err != nil {
+					return err
+				}
+			}
+		}
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(nodes.Items) != len(e.controlPlanes)+1 {
+			return fmt.Errorf("%d nodes, want %d", len(nodes.Items), len(e.controlPlanes)+1)
+		}
+		for _, n := range nodes.Items {
+			if !nodeReady(&n) {
+				return fmt.Errorf("node %s not Ready", n.Name)
+			}
+		}
+		return nil
+	}).WithTimeout(5*time.Minute).WithPolling(time.Second).Should(Succeed(), "control plane and nodes Ready")
+	took := time.Since(start).Round(10 * time.Millisecond)
+	GinkgoWriter.Printf("control plane Ready on %v, worker %s Ready: waited %s\n", e.controlPlanes, e.worker, took)
+	fmt.Fprintf(os.Stderr, "e2e-kind: control plane and nodes Ready after %s of waiting\n", took)
+}
+
+func nodeReady(n *v1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // onNode runs a command in a node container.
@@ -257,8 +304,11 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 
 	It("binds through kube-controller-manager before the rollout", func(ctx SpecContext) {
 		for _, node := range e.controlPlanes {
-			pod, err := staticPod(ctx, "kube-controller-manager", node, true)()
-			Expect(err).NotTo(HaveOccurred())
+			var pod *v1.Pod
+			Eventually(ctx, func() (err error) {
+				pod, err = staticPod(ctx, "kube-controller-manager", node, true)()
+				return err
+			}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 			Expect(strings.Join(pod.Spec.Containers[0].Command, " ")).NotTo(ContainSubstring("-persistentvolume-binder-controller"))
 			// What disable must restore, byte for byte.
 			Expect(os.WriteFile(filepath.Join(e.originals, node+".yaml"),
@@ -299,7 +349,8 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		Expect(expectOneToOne(ctx, ns)).To(Equal(n))
 		AddReportEntry("rollout", fmt.Sprintf("%d pairs, all Bound one to one; slowest bind %s", n, slowest.Round(10*time.Millisecond)))
 		// Every node rolled: KCM's binder runs nowhere, ours leads.
-		Expect(holderNode(kcmLeaseHolder(ctx))).To(BeElementOf(e.controlPlanes))
+		Eventually(ctx, func() string { return holderNode(kcmLeaseHolder(ctx)) }).WithTimeout(time.Minute).WithPolling(time.Second).
+			Should(BeElementOf(e.controlPlanes))
 		Eventually(ctx, leaseHolder(ctx)).WithTimeout(30 * time.Second).Should(Not(BeEmpty()))
 	})
 })
@@ -377,8 +428,12 @@ var _ = Describe("kind: after the rollout", Serial, Label("kind"), func() {
 	})
 
 	It("survives losing the leader's node: another node's instance takes the Lease and binds; the node back, nothing bound twice", func(ctx SpecContext) {
-		holder, err := leaseHolder(ctx)()
-		Expect(err).NotTo(HaveOccurred())
+		var holder string
+		Eventually(ctx, func() (string, error) {
+			var err error
+			holder, err = leaseHolder(ctx)()
+			return holder, err
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Not(BeEmpty()), "our Lease is held")
 		lost := holderNode(holder)
 		Expect(lost).To(BeElementOf(e.controlPlanes), "our leader runs on a control-plane node")
 		ns := newNamespace(ctx)

@@ -134,8 +134,12 @@ var _ = Describe("Static-pod rollout on a real node", Ordered, Serial, Label("no
 	})
 
 	It("3. liveness: our container killed, the kubelet restarts it, it re-acquires the Lease and binds", func(ctx SpecContext) {
-		before, err := leaseHolder(ctx)()
-		Expect(err).NotTo(HaveOccurred())
+		var before string
+		Eventually(ctx, func() (string, error) {
+			var err error
+			before, err = leaseHolder(ctx)()
+			return before, err
+		}).WithTimeout(time.Minute).WithPolling(time.Second).Should(HavePrefix(hostname+"_"), "we hold the Lease before the kill")
 		pid := ourProcess()
 		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
 		Eventually(ctx, func() (int32, error) {
