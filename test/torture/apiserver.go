@@ -1,0 +1,545 @@
+package torture
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	core "k8s.io/client-go/testing"
+)
+
+// apiServer is the model of kube-apiserver the torture runs a binder against: one store with a
+// global resourceVersion, optimistic concurrency (409 on a stale resourceVersion), the status
+// subresource (an update keeps the stored status, a status update keeps the stored spec), the
+// PVC validation that matters to a binder (spec.volumeName set once; spec otherwise immutable
+// except a bound claim's requests), no-op updates that write nothing, and watches that replay
+// from any resourceVersion still in the history (410 Gone before it). Every committed change is
+// shown to the observer (the invariant checker) in commit order, under the store's lock.
+type apiServer struct {
+	mu       sync.Mutex
+	rv       int64
+	uids     int64
+	objects  map[string]map[string]runtime.Object // resource -> namespace/name -> object
+	history  []event                              // every committed change, in resourceVersion order
+	horizon  int64                                // resourceVersions at or below it are compacted
+	watchers map[*watcher]struct{}
+	observer func(e event)
+	// faults decides what goes wrong for a request of the binder's client; nil for the workload's.
+	faults *faultPlan
+	// writes counts the binder's committed writes by "verb resource[/subresource]".
+	writes    map[string]int
+	lastWrite time.Time // the binder's last committed write
+}
+
+type event struct {
+	Type     watch.EventType
+	Resource string
+	Old, New runtime.Object // Old is nil for ADDED; for DELETED New is the last state
+	RV       int64
+	At       time.Time
+	Binder   bool // written by the binder's client (else by the workload: users, scheduler, provisioner)
+}
+
+const (
+	resPV    = "persistentvolumes"
+	resPVC   = "persistentvolumeclaims"
+	resClass = "storageclasses"
+	resPod   = "pods"
+	resNode  = "nodes"
+)
+
+func newAPIServer() *apiServer {
+	return &apiServer{
+		objects:  map[string]map[string]runtime.Object{resPV: {}, resPVC: {}, resClass: {}, resPod: {}, resNode: {}},
+		watchers: map[*watcher]struct{}{},
+		writes:   map[string]int{},
+	}
+}
+
+// client returns a clientset served by this model. binder marks the client whose requests the
+// fault plan may break and whose writes are counted.
+func (s *apiServer) client(binder bool) *fake.Clientset {
+	c := fake.NewClientset()
+	c.PrependReactor("*", "*", func(action core.Action) (bool, runtime.Object, error) {
+		return s.react(action, binder)
+	})
+	c.PrependWatchReactor("*", func(action core.Action) (bool, watch.Interface, error) {
+		w, err := s.watch(action, binder)
+		return true, w, err
+	})
+	return c
+}
+
+func key(obj runtime.Object) string {
+	m, _ := metaOf(obj)
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}
+
+func metaOf(obj runtime.Object) (metav1.Object, bool) {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		return o, true
+	case *v1.PersistentVolumeClaim:
+		return o, true
+	case *storagev1.StorageClass:
+		return o, true
+	case *v1.Pod:
+		return o, true
+	case *v1.Node:
+		return o, true
+	}
+	return nil, false
+}
+
+func (s *apiServer) react(action core.Action, binder bool) (bool, runtime.Object, error) {
+	resource := action.GetResource().Resource
+	if resource == "events" { // kept nowhere: the binder's events are not under test
+		if a, ok := action.(core.CreateAction); ok {
+			return true, a.GetObject(), nil
+		}
+		return true, &v1.Event{}, nil
+	}
+	if _, ok := s.objects[resource]; !ok {
+		return true, nil, apierrors.NewNotFound(action.GetResource().GroupResource(), "")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	verb := action.GetVerb()
+	if action.GetSubresource() != "" {
+		verb += "/" + action.GetSubresource()
+	}
+	var f fault
+	if binder && s.faults != nil {
+		f = s.faults.request(verb, resource, requestName(action))
+		if f.before != nil {
+			return true, nil, f.before
+		}
+	}
+	obj, err := s.serve(action, verb, resource, binder)
+	if err == nil && f.after != nil {
+		return true, nil, f.after // applied, but the answer is lost
+	}
+	return true, obj, err
+}
+
+func requestName(action core.Action) string {
+	switch a := action.(type) {
+	case core.GetAction:
+		return a.GetNamespace() + "/" + a.GetName()
+	case core.DeleteAction:
+		return a.GetNamespace() + "/" + a.GetName()
+	case core.UpdateAction:
+		return a.GetNamespace() + "/" + key(a.GetObject())
+	case core.CreateAction:
+		return a.GetNamespace() + "/" + key(a.GetObject())
+	}
+	return action.GetNamespace() + "/"
+}
+
+func (s *apiServer) serve(action core.Action, verb, resource string, binder bool) (runtime.Object, error) {
+	gr := action.GetResource().GroupResource()
+	store := s.objects[resource]
+	// By verb: the action interfaces overlap (a delete is also a GetAction, an update a CreateAction).
+	switch verb {
+	case "get":
+		a := action.(core.GetAction)
+		k := a.GetName()
+		if a.GetNamespace() != "" {
+			k = a.GetNamespace() + "/" + k
+		}
+		obj, ok := store[k]
+		if !ok {
+			return nil, apierrors.NewNotFound(gr, a.GetName())
+		}
+		return obj.DeepCopyObject(), nil
+	case "list":
+		return s.list(resource, action.GetNamespace()), nil
+	case "update", "update/status":
+		return s.update(action.(core.UpdateAction).GetObject().DeepCopyObject(), verb, resource, gr, action.GetSubresource() == "status", binder)
+	case "create":
+		obj := action.(core.CreateAction).GetObject().DeepCopyObject()
+		m, _ := metaOf(obj)
+		if m.GetName() == "" {
+			return nil, apierrors.NewBadRequest("name is required")
+		}
+		if _, exists := store[key(obj)]; exists {
+			return nil, apierrors.NewAlreadyExists(gr, m.GetName())
+		}
+		s.uids++
+		m.SetUID(types.UID(fmt.Sprintf("uid-%d-%s", s.uids, m.GetName())))
+		m.SetCreationTimestamp(metav1.NewTime(time.Now()))
+		m.SetResourceVersion("")
+		defaultObject(obj)
+		s.commit(watch.Added, resource, nil, obj, binder, verb)
+		return obj.DeepCopyObject(), nil
+	case "delete":
+		a := action.(core.DeleteAction)
+		k := a.GetName()
+		if a.GetNamespace() != "" {
+			k = a.GetNamespace() + "/" + k
+		}
+		old, ok := store[k]
+		if !ok {
+			return nil, apierrors.NewNotFound(gr, a.GetName())
+		}
+		if pre := a.GetDeleteOptions().Preconditions; pre != nil {
+			om, _ := metaOf(old)
+			if pre.UID != nil && *pre.UID != om.GetUID() || pre.ResourceVersion != nil && *pre.ResourceVersion != om.GetResourceVersion() {
+				return nil, apierrors.NewConflict(gr, a.GetName(), fmt.Errorf("precondition failed"))
+			}
+		}
+		s.commit(watch.Deleted, resource, old, old.DeepCopyObject(), binder, verb)
+		return nil, nil
+	}
+	return nil, apierrors.NewMethodNotSupported(gr, verb)
+}
+
+// update serves an update of the object or of its status subresource.
+func (s *apiServer) update(obj runtime.Object, verb, resource string, gr schema.GroupResource, status, binder bool) (runtime.Object, error) {
+	store := s.objects[resource]
+	k := key(obj)
+	old, ok := store[k]
+	if !ok {
+		return nil, apierrors.NewNotFound(gr, k)
+	}
+	m, _ := metaOf(obj)
+	om, _ := metaOf(old)
+	if m.GetResourceVersion() != "" && m.GetResourceVersion() != om.GetResourceVersion() {
+		return nil, apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	if m.GetUID() != "" && m.GetUID() != om.GetUID() {
+		return nil, apierrors.NewConflict(gr, m.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", m.GetUID(), om.GetUID()))
+	}
+	m.SetUID(om.GetUID())
+	m.SetCreationTimestamp(om.GetCreationTimestamp())
+	if err := prepareUpdate(obj, old, status); err != nil {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: kindOf(resource)}, m.GetName(), nil)
+	}
+	m.SetResourceVersion(om.GetResourceVersion())
+	if apiequality.Semantic.DeepEqual(obj, old) {
+		return old.DeepCopyObject(), nil // the apiserver writes nothing for a no-op update
+	}
+	s.commit(watch.Modified, resource, old, obj, binder, verb)
+	return obj.DeepCopyObject(), nil
+}
+
+func kindOf(resource string) string {
+	switch resource {
+	case resPV:
+		return "PersistentVolume"
+	case resPVC:
+		return "PersistentVolumeClaim"
+	}
+	return resource
+}
+
+// defaultObject does the apiserver's defaulting that the binder relies on.
+func defaultObject(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		if o.Spec.VolumeMode == nil {
+			m := v1.PersistentVolumeFilesystem
+			o.Spec.VolumeMode = &m
+		}
+		if o.Spec.PersistentVolumeReclaimPolicy == "" {
+			o.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRetain
+		}
+		o.Status = v1.PersistentVolumeStatus{Phase: v1.VolumePending}
+	case *v1.PersistentVolumeClaim:
+		if o.Spec.VolumeMode == nil {
+			m := v1.PersistentVolumeFilesystem
+			o.Spec.VolumeMode = &m
+		}
+		o.Status = v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}
+	}
+}
+
+// prepareUpdate applies the status subresource rules and PVC spec validation.
+func prepareUpdate(obj, old runtime.Object, status bool) error {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		oldPV := old.(*v1.PersistentVolume)
+		if status {
+			o.Spec = oldPV.Spec
+			if o.Status.Phase != oldPV.Status.Phase {
+				now := metav1.NewTime(time.Now())
+				o.Status.LastPhaseTransitionTime = &now
+			}
+		} else {
+			o.Status = oldPV.Status
+		}
+	case *v1.PersistentVolumeClaim:
+		oldPVC := old.(*v1.PersistentVolumeClaim)
+		if status {
+			o.Spec = oldPVC.Spec
+			return nil
+		}
+		o.Status = oldPVC.Status
+		// spec.volumeName may be set once; requests may change only on a bound claim, and only grow.
+		newSpec, oldSpec := o.Spec.DeepCopy(), oldPVC.Spec.DeepCopy()
+		if oldSpec.VolumeName == "" {
+			newSpec.VolumeName = ""
+		}
+		if oldPVC.Status.Phase == v1.ClaimBound && newSpec.Resources.Requests.Storage().Cmp(*oldSpec.Resources.Requests.Storage()) >= 0 {
+			newSpec.Resources = oldSpec.Resources
+		}
+		if !apiequality.Semantic.DeepEqual(newSpec, oldSpec) {
+			return fmt.Errorf("spec is immutable after creation except resources.requests for bound claims")
+		}
+	}
+	return nil
+}
+
+// commit stores a change, records it, tells the observer and the watchers.
+func (s *apiServer) commit(t watch.EventType, resource string, old, obj runtime.Object, binder bool, verb string) {
+	s.rv++
+	m, _ := metaOf(obj)
+	m.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+	if t == watch.Deleted {
+		delete(s.objects[resource], key(obj))
+	} else {
+		s.objects[resource][key(obj)] = obj
+	}
+	if binder {
+		s.writes[verb+" "+resource]++
+		s.lastWrite = time.Now()
+	}
+	e := event{Type: t, Resource: resource, Old: old, New: obj, RV: s.rv, At: time.Now(), Binder: binder}
+	s.history = append(s.history, e)
+	if s.observer != nil {
+		s.observer(e)
+	}
+	for w := range s.watchers {
+		if w.resource == resource {
+			w.send(watch.Event{Type: t, Object: obj.DeepCopyObject()})
+		}
+	}
+}
+
+func (s *apiServer) list(resource, namespace string) runtime.Object {
+	rv := strconv.FormatInt(s.rv, 10)
+	keys := slices.Sorted(maps.Keys(s.objects[resource]))
+	switch resource {
+	case resPV:
+		l := &v1.PersistentVolumeList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, k := range keys {
+			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.PersistentVolume))
+		}
+		return l
+	case resPVC:
+		l := &v1.PersistentVolumeClaimList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, k := range keys {
+			if c := s.objects[resource][k].(*v1.PersistentVolumeClaim); namespace == "" || c.Namespace == namespace {
+				l.Items = append(l.Items, *c.DeepCopy())
+			}
+		}
+		return l
+	case resClass:
+		l := &storagev1.StorageClassList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, k := range keys {
+			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*storagev1.StorageClass))
+		}
+		return l
+	case resPod:
+		l := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, k := range keys {
+			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.Pod))
+		}
+		return l
+	case resNode:
+		l := &v1.NodeList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+		for _, k := range keys {
+			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.Node))
+		}
+		return l
+	}
+	return nil
+}
+
+// watch opens a watch from the requested resourceVersion: the history after it is replayed first.
+func (s *apiServer) watch(action core.Action, binder bool) (watch.Interface, error) {
+	resource := action.GetResource().Resource
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if binder && s.faults != nil {
+		if f := s.faults.request("watch", resource, action.GetNamespace()+"/"); f.before != nil {
+			return nil, f.before
+		}
+	}
+	from := int64(0)
+	if wa, ok := action.(core.WatchAction); ok {
+		if rv := wa.GetWatchRestrictions().ResourceVersion; rv != "" && rv != "0" {
+			from, _ = strconv.ParseInt(rv, 10, 64)
+		}
+	}
+	if from != 0 && from < s.horizon {
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.horizon))
+	}
+	w := newWatcher(resource, binder, func(w *watcher) {
+		s.mu.Lock()
+		delete(s.watchers, w)
+		s.mu.Unlock()
+	})
+	if from != 0 {
+		for _, e := range s.history {
+			if e.RV > from && e.Resource == resource {
+				w.send(watch.Event{Type: e.Type, Object: e.New.DeepCopyObject()})
+			}
+		}
+	}
+	s.watchers[w] = struct{}{}
+	return w, nil
+}
+
+// cutWatches ends the binder's watches: plainly (the reflector watches again from its last
+// resourceVersion), or with 410 Gone (it lists again).
+func (s *apiServer) cutWatches(gone bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for w := range s.watchers {
+		if !w.binder {
+			continue
+		}
+		if gone {
+			w.send(watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired("the watch was answered 410 Gone by the torture").ErrStatus})
+			w.drainAndClose()
+		} else {
+			w.close()
+		}
+		delete(s.watchers, w)
+		n++
+	}
+	return n
+}
+
+// compact forgets the history: a watch from an older resourceVersion gets 410 and lists again.
+func (s *apiServer) compact() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.horizon = s.rv
+}
+
+// snapshot returns deep copies of every PV and PVC, sorted by key.
+func (s *apiServer) snapshot() ([]*v1.PersistentVolume, []*v1.PersistentVolumeClaim) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pvs []*v1.PersistentVolume
+	for _, k := range slices.Sorted(maps.Keys(s.objects[resPV])) {
+		pvs = append(pvs, s.objects[resPV][k].DeepCopyObject().(*v1.PersistentVolume))
+	}
+	var pvcs []*v1.PersistentVolumeClaim
+	for _, k := range slices.Sorted(maps.Keys(s.objects[resPVC])) {
+		pvcs = append(pvcs, s.objects[resPVC][k].DeepCopyObject().(*v1.PersistentVolumeClaim))
+	}
+	return pvs, pvcs
+}
+
+func (s *apiServer) lastRV() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rv
+}
+
+func (s *apiServer) lastBinderWrite() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastWrite
+}
+
+// watcher delivers events in order without ever blocking the store: an unbounded queue pumped
+// into the result channel by its own goroutine.
+type watcher struct {
+	resource string
+	binder   bool
+	result   chan watch.Event
+	mu       sync.Mutex
+	queue    []watch.Event
+	draining bool
+	wake     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	onStop   func(*watcher)
+}
+
+func newWatcher(resource string, binder bool, onStop func(*watcher)) *watcher {
+	w := &watcher{resource: resource, binder: binder, result: make(chan watch.Event), wake: make(chan struct{}, 1), done: make(chan struct{}), onStop: onStop}
+	go w.pump()
+	return w
+}
+
+func (w *watcher) send(e watch.Event) {
+	w.mu.Lock()
+	w.queue = append(w.queue, e)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watcher) pump() {
+	defer close(w.result)
+	for {
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			draining := w.draining
+			w.mu.Unlock()
+			if draining {
+				return
+			}
+			select {
+			case <-w.wake:
+				continue
+			case <-w.done:
+				return
+			}
+		}
+		e := w.queue[0]
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		select {
+		case w.result <- e:
+		case <-w.done:
+			return
+		}
+	}
+}
+
+// close ends the watch at once: what is queued is lost, as on a broken connection (the
+// reflector watches again from the last resourceVersion it saw, and the history replays it).
+func (w *watcher) close() { w.once.Do(func() { close(w.done) }) }
+
+// drainAndClose ends the watch once what is queued (a 410 error event) has been delivered.
+func (w *watcher) drainAndClose() {
+	w.mu.Lock()
+	w.draining = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watcher) Stop() {
+	w.close()
+	w.onStop(w)
+}
+
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }

@@ -1,0 +1,201 @@
+package torture
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// summary adds up both arms' results over the seeds, and says which findings fail the run.
+type summary struct {
+	seeds, failures int
+	arms            map[string]*armSummary
+	// differential outcomes per seed: how the two arms' settled states compare
+	outcomes map[string]int
+	// writes on fault-free seeds that settled the same: ours and upstream's, summed
+	sameWrites [2]int
+	sameSeeds  int
+}
+
+type armSummary struct {
+	binds, writes int
+	violations    map[string]int
+	firstSeed     map[string]uint64 // rule -> first seed that broke it
+	injected      map[string]int
+	settles       []time.Duration
+}
+
+func newSummary() *summary {
+	s := &summary{arms: map[string]*armSummary{}, outcomes: map[string]int{}}
+	for _, a := range []string{armOurs, armUpstream} {
+		s.arms[a] = &armSummary{violations: map[string]int{}, firstSeed: map[string]uint64{}, injected: map[string]int{}}
+	}
+	return s
+}
+
+// Differential outcomes.
+const (
+	outcomeSame          = "same end state"
+	outcomeChoice        = "same claims Bound, another PV chosen where several fit"
+	outcomeOursMore      = "ours bound claims upstream left Pending"
+	outcomeUpstreamMore  = "upstream bound claims ours left Pending"
+	outcomeVolumesDiffer = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
+)
+
+// add records one seed and returns the findings that fail the run.
+func (s *summary) add(o, u result) []string {
+	s.seeds++
+	var fails []string
+	for _, r := range []result{o, u} {
+		a := s.arms[r.Arm]
+		a.binds += r.Binds
+		a.writes += r.writesTotal()
+		a.settles = append(a.settles, r.Settle)
+		for k, v := range r.Injected {
+			a.injected[k] += v
+		}
+		for _, v := range r.Violations {
+			if a.violations[v.Rule] == 0 {
+				a.firstSeed[v.Rule] = r.Seed
+			}
+			a.violations[v.Rule]++
+		}
+		if r.Error != "" {
+			fails = append(fails, fmt.Sprintf("%s: %s", r.Arm, r.Error))
+		}
+	}
+	for _, v := range o.Violations {
+		fails = append(fails, "ours: "+v.String())
+	}
+	outcome, detail := compareEnds(o, u)
+	s.outcomes[outcome]++
+	if outcome == outcomeUpstreamMore {
+		fails = append(fails, "differential: "+detail)
+	}
+	// Writes compare where the two histories did the same work: no fault, the same end state
+	// and the same number of binds (ours, faster, may bind a claim that is deleted before
+	// upstream's resync would have bound it, and then write its Released phase).
+	if o.Faults == (faultConfig{}).String() && outcome == outcomeSame && o.Binds == u.Binds {
+		s.sameSeeds++
+		s.sameWrites[0] += o.writesTotal()
+		s.sameWrites[1] += u.writesTotal()
+		if o.writesTotal() > u.writesTotal() {
+			fails = append(fails, fmt.Sprintf("writes: no fault injected and the same end state, ours wrote %d (%v), upstream %d (%v)",
+				o.writesTotal(), o.Writes, u.writesTotal(), u.Writes))
+		}
+	}
+	if len(fails) > 0 {
+		s.failures++
+	}
+	return fails
+}
+
+// compareEnds says how the arms' settled states differ.
+func compareEnds(o, u result) (string, string) {
+	if maps.Equal(o.Claims, u.Claims) {
+		if maps.Equal(o.Volumes, u.Volumes) {
+			return outcomeSame, ""
+		}
+		return outcomeVolumesDiffer, diffMaps(o.Volumes, u.Volumes)
+	}
+	var oursOnly, upOnly []string
+	for k, ov := range o.Claims {
+		uv := u.Claims[k]
+		ob, ub := strings.HasPrefix(ov, "Bound"), strings.HasPrefix(uv, "Bound")
+		switch {
+		case ob && !ub:
+			oursOnly = append(oursOnly, k)
+		case ub && !ob:
+			upOnly = append(upOnly, fmt.Sprintf("%s (ours %q, upstream %q)", k, ov, uv))
+		}
+	}
+	switch {
+	case len(upOnly) > 0:
+		slices.Sort(upOnly)
+		return outcomeUpstreamMore, strings.Join(upOnly, ", ")
+	case len(oursOnly) > 0:
+		return outcomeOursMore, strings.Join(oursOnly, ", ")
+	}
+	return outcomeChoice, diffMaps(o.Claims, u.Claims)
+}
+
+func diffMaps(o, u map[string]string) string {
+	var d []string
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		if o[k] != u[k] {
+			d = append(d, fmt.Sprintf("%s: ours %q, upstream %q", k, o[k], u[k]))
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+func (s *summary) String() string {
+	var b strings.Builder
+	for _, arm := range []string{armOurs, armUpstream} {
+		a := s.arms[arm]
+		fmt.Fprintf(&b, "%-8s binds %d, writes %d, settle p50 %s max %s, violations %d\n", arm, a.binds, a.writes,
+			percentile(a.settles, 0.5), percentile(a.settles, 1), total(a.violations))
+		for _, rule := range slices.Sorted(maps.Keys(a.violations)) {
+			fmt.Fprintf(&b, "           %d x %s (first: seed %d)\n", a.violations[rule], rule, a.firstSeed[rule])
+		}
+	}
+	fmt.Fprintf(&b, "injected (ours): %v\n", s.arms[armOurs].injected)
+	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
+		fmt.Fprintf(&b, "differential: %d x %s\n", s.outcomes[k], k)
+	}
+	fmt.Fprintf(&b, "fault-free seeds with the same end state and binds: %d; writes ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1])
+	return b.String()
+}
+
+func (s *summary) markdown(first uint64, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Model torture: %d seeds from %d in %s\n\n", s.seeds, first, took.Round(time.Second))
+	fmt.Fprintf(&b, "| | ours | upstream |\n|---|---|---|\n")
+	o, u := s.arms[armOurs], s.arms[armUpstream]
+	fmt.Fprintf(&b, "| claims bound | %d | %d |\n| binder writes | %d | %d |\n", o.binds, u.binds, o.writes, u.writes)
+	fmt.Fprintf(&b, "| settle after the last operation, p50 / max (virtual) | %s / %s | %s / %s |\n",
+		percentile(o.settles, 0.5), percentile(o.settles, 1), percentile(u.settles, 0.5), percentile(u.settles, 1))
+	fmt.Fprintf(&b, "| invariant violations | %d | %d |\n\n", total(o.violations), total(u.violations))
+	for _, arm := range []string{armOurs, armUpstream} {
+		a := s.arms[arm]
+		if len(a.violations) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s's violations:\n\n| rule | seeds | first seed |\n|---|---|---|\n", arm)
+		for _, rule := range slices.Sorted(maps.Keys(a.violations)) {
+			fmt.Fprintf(&b, "| %s | %d | %d |\n", rule, a.violations[rule], a.firstSeed[rule])
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Faults injected into ours: ")
+	for _, k := range slices.Sorted(maps.Keys(o.injected)) {
+		fmt.Fprintf(&b, "%s %d, ", k, o.injected[k])
+	}
+	b.WriteString("\n\nDifferential (settled end states, ours against upstream):\n\n| outcome | seeds |\n|---|---|\n")
+	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
+		fmt.Fprintf(&b, "| %s | %d |\n", k, s.outcomes[k])
+	}
+	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with as many binds: %d; binder writes ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1])
+	return b.String()
+}
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p * float64(len(s)-1))
+	return s[i].Round(time.Millisecond)
+}

@@ -1,0 +1,347 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// result is what one arm did with one seed. The parent test compares the two arms' results.
+type result struct {
+	Seed       uint64            `json:"seed"`
+	Arm        string            `json:"arm"`
+	Faults     string            `json:"faults"`
+	Ops        int               `json:"ops"`
+	Violations []violation       `json:"violations,omitempty"`
+	Claims     map[string]string `json:"claims"`  // namespace/name -> "Bound pv-3", "Pending", ...
+	Volumes    map[string]string `json:"volumes"` // name -> "Bound ns1/c-2", "Released ns1/c-2", "Available", ...
+	Writes     map[string]int    `json:"writes"`  // the binder's committed writes by verb and resource
+	Injected   map[string]int    `json:"injected"`
+	Binds      int               `json:"binds"`
+	// Settle is the virtual time from the last operation to the binder's last write.
+	Settle time.Duration `json:"settle"`
+	Error  string        `json:"error,omitempty"`
+}
+
+func (r result) writesTotal() int {
+	n := 0
+	for _, v := range r.Writes {
+		n += v
+	}
+	return n
+}
+
+// The settle phase: faults off, the run ends once the binder has written nothing for quiet
+// (longer than a sync period and the grace period), at least minSettle after the last operation
+// (a reflector that failed to list may back off for up to a minute before it lists again), and at
+// most maxSettle after it.
+const (
+	quiet     = 3*syncPeriod + oursGracePeriod
+	minSettle = 2 * time.Minute
+	maxSettle = 20 * time.Minute
+)
+
+// runArm plays workload w against arm. It must run inside a synctest bubble: every wait below is
+// virtual time, so a run of many simulated minutes takes milliseconds.
+func runArm(arm string, w workload) (res result) {
+	res = result{Seed: w.Seed, Arm: arm, Faults: w.Faults.String(), Ops: len(w.Ops)}
+	s := newAPIServer()
+	chk := newChecker()
+	if os.Getenv("TORTURE_TRACE") != "" {
+		chk.trace = func(e event) { fmt.Fprintf(os.Stderr, "%s %s\n", arm, traceLine(e, chk.start)) }
+	}
+	s.observer = chk.observe
+	user := s.client(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range classes() {
+		if _, err := user.StorageV1().StorageClasses().Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	for _, n := range nodes() {
+		if _, err := user.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+
+	binder := s.client(true)
+	s.mu.Lock()
+	s.faults = newFaultPlan(w.Seed, w.Faults)
+	s.mu.Unlock()
+	factory := informers.NewSharedInformerFactory(binder, 0)
+	ctrl, err := startArm(ctx, arm, binder, factory)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	factory.Start(ctx.Done())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ctrl.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-stopped
+		factory.Shutdown()
+	}()
+
+	// Watch cuts and compactions at times the seed draws over the operations' span.
+	var span time.Duration
+	for _, o := range w.Ops {
+		span += o.After
+	}
+	r := rand.New(rand.NewPCG(w.Seed, 0x6661756c7473))
+	faultsDone := make(chan struct{})
+	go func() {
+		defer close(faultsDone)
+		type at struct {
+			t    time.Duration
+			kind string
+		}
+		var plan []at
+		for range w.Faults.WatchCuts {
+			kind := faultWatchCut
+			if r.IntN(2) == 0 {
+				kind = faultWatch410
+			}
+			plan = append(plan, at{time.Duration(r.Int64N(int64(span) + 1)), kind})
+		}
+		for range w.Faults.Compactions {
+			plan = append(plan, at{time.Duration(r.Int64N(int64(span) + 1)), faultCompact})
+		}
+		slices.SortFunc(plan, func(a, b at) int { return int(a.t - b.t) })
+		var now time.Duration
+		for _, p := range plan {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(p.t - now):
+			}
+			now = p.t
+			switch p.kind {
+			case faultCompact:
+				s.compact()
+				s.cutWatches(false) // the reflectors' next watch is from a compacted resourceVersion
+			default:
+				s.cutWatches(p.kind == faultWatch410)
+			}
+			s.mu.Lock()
+			s.faults.note(p.kind)
+			s.mu.Unlock()
+		}
+	}()
+
+	prov := &provisioner{client: user}
+	provDone := make(chan struct{})
+	go func() {
+		defer close(provDone)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			prov.sync(ctx, s)
+		}
+	}()
+
+	for _, o := range w.Ops {
+		time.Sleep(o.After)
+		apply(ctx, s, user, o)
+	}
+	lastOp := time.Now()
+	<-faultsDone
+	s.mu.Lock()
+	s.faults.enabled = false
+	s.mu.Unlock()
+	for {
+		time.Sleep(5 * time.Second)
+		last := s.lastBinderWrite()
+		if last.Before(lastOp) {
+			last = lastOp
+		}
+		if time.Since(lastOp) >= minSettle && time.Since(last) >= quiet || time.Since(lastOp) >= maxSettle {
+			if last.After(lastOp) {
+				res.Settle = last.Sub(lastOp)
+			}
+			break
+		}
+	}
+	if os.Getenv("TORTURE_STACKS") != "" {
+		buf := make([]byte, 1<<22)
+		n := runtime.Stack(buf, true)
+		os.Stderr.Write(buf[:n])
+	}
+	pvs, pvcs := s.snapshot()
+	s.mu.Lock()
+	chk.settled(pvs, pvcs)
+	res.Violations = slices.Clone(chk.violations)
+	res.Binds = chk.binds
+	res.Injected = s.faults.countsCopy()
+	res.Writes = maps.Clone(s.writes)
+	s.mu.Unlock()
+	res.Claims, res.Volumes = endState(pvs, pvcs)
+	cancel()
+	<-provDone
+	return res
+}
+
+func endState(pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) (map[string]string, map[string]string) {
+	claims, volumes := map[string]string{}, map[string]string{}
+	for _, c := range pvcs {
+		claims[claimKey(c)] = strings.TrimSpace(string(c.Status.Phase) + " " + c.Spec.VolumeName)
+	}
+	for _, pv := range pvs {
+		volumes[pv.Name] = strings.TrimSpace(string(pv.Status.Phase) + " " + strings.Trim(refKey(pv.Spec.ClaimRef), "/"))
+	}
+	return claims, volumes
+}
+
+// apply performs one operation as its actor would; an operation that no longer applies (the
+// object is gone, or in another state) does nothing, as a user's kubectl would fail.
+func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op) {
+	switch o.Kind {
+	case opCreatePV, opStaleUID:
+		_, _ = c.CoreV1().PersistentVolumes().Create(ctx, o.PV, metav1.CreateOptions{})
+	case opReserveUID:
+		pv := o.PV.DeepCopy()
+		if claim, err := c.CoreV1().PersistentVolumeClaims(pv.Spec.ClaimRef.Namespace).Get(ctx, pv.Spec.ClaimRef.Name, metav1.GetOptions{}); err == nil {
+			pv.Spec.ClaimRef.UID = claim.UID
+		}
+		_, _ = c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	case opCreateClaim:
+		_, _ = c.CoreV1().PersistentVolumeClaims(o.Claim.Namespace).Create(ctx, o.Claim, metav1.CreateOptions{})
+	case opDeletePV:
+		_ = c.CoreV1().PersistentVolumes().Delete(ctx, o.Target, metav1.DeleteOptions{})
+	case opDeleteClaim:
+		ns, name, _ := strings.Cut(o.Target, "/")
+		_ = c.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	case opResizeClaim:
+		ns, name, _ := strings.Cut(o.Target, "/")
+		claim, err := c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || claim.Status.Phase != v1.ClaimBound {
+			return
+		}
+		q := claim.Spec.Resources.Requests.Storage().DeepCopy()
+		q.Add(resource.MustParse("1Gi"))
+		claim.Spec.Resources.Requests[v1.ResourceStorage] = q
+		_, _ = c.CoreV1().PersistentVolumeClaims(ns).Update(ctx, claim, metav1.UpdateOptions{})
+	case opRecyclePV:
+		pv, err := c.CoreV1().PersistentVolumes().Get(ctx, o.Target, metav1.GetOptions{})
+		if err != nil || pv.Status.Phase != v1.VolumeReleased {
+			return
+		}
+		pv.Spec.ClaimRef = nil
+		_, _ = c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	case opSchedule:
+		schedule(ctx, s, c, o.Target)
+	default:
+		panic(fmt.Sprintf("unknown op %q", o.Kind))
+	}
+}
+
+// schedule does what kube-scheduler's volume binding does for a pod using a WaitForFirstConsumer
+// claim: it picks a free local volume that fits, writes the claim into its claimRef, and
+// annotates the claim with the chosen node.
+func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target string) {
+	ns, name, _ := strings.Cut(target, "/")
+	claim, err := c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || ptr.Deref(claim.Spec.StorageClassName, "") != classLocal || claim.Status.Phase != v1.ClaimPending ||
+		claim.Spec.VolumeName != "" || claim.Annotations[annSelectedNode] != "" {
+		return
+	}
+	pvs, _ := s.snapshot()
+	for _, pv := range pvs {
+		if pv.Spec.ClaimRef != nil || pv.Status.Phase != v1.VolumeAvailable || fitsAlways(pv, claim) != nil {
+			continue
+		}
+		node := affinityNode(pv)
+		if node == "" {
+			node = nodeA
+		}
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: ns, Name: name, UID: claim.UID, ResourceVersion: claim.ResourceVersion}
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, annBoundByController, "yes")
+		if _, err := c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			return
+		}
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, annSelectedNode, node)
+		_, _ = c.CoreV1().PersistentVolumeClaims(ns).Update(ctx, claim, metav1.UpdateOptions{})
+		return
+	}
+}
+
+// provisioner plays an external provisioner: a PV for each claim the binder handed to it, and
+// the deletion of its Released volumes (reclaim policy Delete).
+type provisioner struct {
+	client kubernetes.Interface
+	done   map[string]bool
+}
+
+func (p *provisioner) sync(ctx context.Context, s *apiServer) {
+	if p.done == nil {
+		p.done = map[string]bool{}
+	}
+	pvs, claims := s.snapshot()
+	for _, claim := range claims {
+		if claim.Annotations[annStorageProvisioner] != provisionerName || claim.Status.Phase != v1.ClaimPending || claim.Spec.VolumeName != "" || p.done[string(claim.UID)] {
+			continue
+		}
+		pv := &v1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + string(claim.UID), Annotations: map[string]string{annProvisionedBy: provisionerName}},
+			Spec: v1.PersistentVolumeSpec{
+				Capacity:                      v1.ResourceList{v1.ResourceStorage: claim.Spec.Resources.Requests.Storage().DeepCopy()},
+				AccessModes:                   claim.Spec.AccessModes,
+				VolumeMode:                    claim.Spec.VolumeMode,
+				StorageClassName:              classExt,
+				PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+				ClaimRef:                      &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID},
+				PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: provisionerName, VolumeHandle: string(claim.UID)}},
+			},
+		}
+		if _, err := p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+			p.done[string(claim.UID)] = true
+		}
+	}
+	for _, pv := range pvs {
+		if pv.Annotations[annProvisionedBy] == provisionerName && pv.Status.Phase == v1.VolumeReleased &&
+			pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimDelete {
+			_ = p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+		}
+	}
+}
+
+// traceLine is one commit as a replay prints it.
+func traceLine(e event, start time.Time) string {
+	who := "user  "
+	if e.Binder {
+		who = "binder"
+	}
+	var what string
+	switch o := e.New.(type) {
+	case *v1.PersistentVolume:
+		what = fmt.Sprintf("pv %s phase=%s claimRef=%s(%s) ann=%v", o.Name, o.Status.Phase, refKey(o.Spec.ClaimRef), refUID(o), o.Annotations)
+	case *v1.PersistentVolumeClaim:
+		what = fmt.Sprintf("pvc %s uid=%s phase=%s volumeName=%s ann=%v", claimKey(o), o.UID, o.Status.Phase, o.Spec.VolumeName, o.Annotations)
+	default:
+		what = e.Resource
+	}
+	return fmt.Sprintf("rv %-4d +%-10s %s %-8s %s", e.RV, e.At.Sub(start), who, e.Type, what)
+}

@@ -1,0 +1,217 @@
+package torture
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+)
+
+// The torture's knobs (docs/torture.md):
+//
+//	TORTURE_SEEDS=N        seeds per run (default 300; make test)
+//	TORTURE_FIRST_SEED=S   the first seed (default: drawn from the clock, printed)
+//	TORTURE_DURATION=30m   run seeds until this much time has passed (make torture), instead of N
+//	TORTURE_SEED=S         replay one seed: both arms, full logs, every operation printed
+//
+// Each arm runs in its own process (the two controllers register metrics of the same names in
+// the same global registry, which panics in one process), reading seeds on stdin and writing one
+// JSON result per seed on stdout.
+const resultPrefix = "TORTURE-RESULT "
+
+func init() {
+	// HandleError's second handler sleeps out a 1 ms minimum period measured from a time.Now()
+	// taken at package init, outside any synctest bubble: inside one (virtual time starts in
+	// 2000) that is a sleep of 26 years, and a reflector that reported an error would never list
+	// again. Only the logging handler is kept.
+	utilruntime.ErrorHandlers = utilruntime.ErrorHandlers[:1]
+}
+
+func TestTortureArm(t *testing.T) {
+	arm := os.Getenv("TORTURE_ARM")
+	if arm == "" {
+		t.Skip("a child of TestTorture")
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		seed, err := strconv.ParseUint(strings.TrimSpace(in.Text()), 10, 64)
+		if err != nil {
+			t.Fatalf("bad seed %q", in.Text())
+		}
+		var res result
+		synctest.Test(t, func(t *testing.T) { res = runArm(arm, generate(seed)) })
+		b, _ := json.Marshal(res)
+		fmt.Fprintf(out, "%s%s\n", resultPrefix, b)
+		out.Flush()
+	}
+}
+
+// armProcess is one arm's child process.
+type armProcess struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Scanner
+	stder strings.Builder
+}
+
+func startArmProcess(t *testing.T, arm string, logs io.Writer) *armProcess {
+	p := &armProcess{cmd: exec.Command(os.Args[0], "-test.run=^TestTortureArm$", "-test.count=1", "-test.timeout=0")}
+	p.cmd.Env = append(os.Environ(), "TORTURE_ARM="+arm)
+	p.cmd.Stderr = &p.stder
+	if logs != nil {
+		p.cmd.Stderr = io.MultiWriter(&p.stder, logs)
+	}
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.out = bufio.NewScanner(stdout)
+	p.out.Buffer(make([]byte, 1<<20), 64<<20)
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *armProcess) run(seed uint64) (result, error) {
+	if _, err := fmt.Fprintln(p.in, seed); err != nil {
+		return result{}, err
+	}
+	for p.out.Scan() {
+		line := p.out.Text()
+		if rest, ok := strings.CutPrefix(line, resultPrefix); ok {
+			var res result
+			err := json.Unmarshal([]byte(rest), &res)
+			return res, err
+		}
+	}
+	return result{}, fmt.Errorf("the arm's process ended: %v\n%s", p.out.Err(), p.stder.String())
+}
+
+func (p *armProcess) stop() {
+	p.in.Close()
+	_ = p.cmd.Wait()
+}
+
+func TestTorture(t *testing.T) {
+	if os.Getenv("TORTURE_ARM") != "" {
+		t.Skip("this process is an arm")
+	}
+	if s := os.Getenv("TORTURE_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("TORTURE_SEED=%q: %v", s, err)
+		}
+		replay(t, seed)
+		return
+	}
+	first := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TORTURE_FIRST_SEED"); s != "" {
+		var err error
+		if first, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("TORTURE_FIRST_SEED=%q: %v", s, err)
+		}
+	}
+	count := 300
+	if s := os.Getenv("TORTURE_SEEDS"); s != "" {
+		count, _ = strconv.Atoi(s)
+	}
+	var deadline time.Time
+	if s := os.Getenv("TORTURE_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("TORTURE_DURATION=%q: %v", s, err)
+		}
+		deadline = time.Now().Add(d)
+		count = 0
+	}
+	t.Logf("seeds from %d (TORTURE_FIRST_SEED), %s", first, map[bool]string{true: fmt.Sprintf("until %s", deadline.Format(time.TimeOnly)), false: fmt.Sprintf("%d of them", count)}[count == 0])
+
+	ours, up := startArmProcess(t, armOurs, nil), startArmProcess(t, armUpstream, nil)
+	defer ours.stop()
+	defer up.stop()
+	sum := newSummary()
+	start := time.Now()
+	for i := 0; count == 0 && time.Now().Before(deadline) || count > 0 && i < count; i++ {
+		seed := first + uint64(i)
+		var o, u result
+		var oErr, uErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { o, oErr = ours.run(seed) })
+		wg.Go(func() { u, uErr = up.run(seed) })
+		wg.Wait()
+		if oErr != nil || uErr != nil {
+			t.Fatalf("seed %d: ours: %v; upstream: %v", seed, oErr, uErr)
+		}
+		for _, f := range sum.add(o, u) {
+			t.Errorf("seed %d: %s\n  replay: %s", seed, f, replayCommand(seed))
+		}
+		if t.Failed() && sum.failures >= 5 {
+			t.Logf("stopping after 5 failing seeds")
+			break
+		}
+	}
+	t.Logf("%d seeds in %s\n%s", sum.seeds, time.Since(start).Round(time.Millisecond), sum)
+	if path := os.Getenv("TORTURE_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(sum.markdown(first, time.Since(start))), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func replayCommand(seed uint64) string {
+	return fmt.Sprintf("TORTURE_SEED=%d go test ./test/torture/ -run '^TestTorture$' -v -count=1", seed)
+}
+
+// replay runs one seed in this process, ours first with its logs, then upstream in a child.
+func replay(t *testing.T, seed uint64) {
+	w := generate(seed)
+	t.Logf("seed %d, faults %s, %d operations:", seed, w.Faults, len(w.Ops))
+	for i, o := range w.Ops {
+		t.Logf("  %3d %s", i, o)
+	}
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	_ = flags.Set("v", os.Getenv("TORTURE_V"))
+	var o result
+	synctest.Test(t, func(t *testing.T) { o = runArm(armOurs, w) })
+	up := startArmProcess(t, armUpstream, os.Stderr)
+	u, err := up.run(seed)
+	up.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []result{o, u} {
+		t.Logf("%s: %d binds, writes %v, injected %v, settled %s after the last operation", r.Arm, r.Binds, r.Writes, r.Injected, r.Settle)
+		for _, k := range slices.Sorted(maps.Keys(r.Claims)) {
+			t.Logf("  %s: claim %s %s", r.Arm, k, r.Claims[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Volumes)) {
+			t.Logf("  %s: volume %s %s", r.Arm, k, r.Volumes[k])
+		}
+	}
+	for _, f := range newSummary().add(o, u) {
+		t.Error(f)
+	}
+}
