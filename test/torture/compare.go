@@ -41,7 +41,8 @@ const (
 	outcomeSame          = "same end state"
 	outcomeChoice        = "same claims Bound, another PV chosen where several fit"
 	outcomeOursMore      = "ours bound claims upstream left Pending"
-	outcomeUpstreamMore  = "upstream bound claims ours left Pending"
+	outcomeUpstreamMore  = "upstream bound a claim ours left Pending, its PV free"
+	outcomeContested     = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
 	outcomeVolumesDiffer = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
 )
 
@@ -101,7 +102,7 @@ func compareEnds(o, u result) (string, string) {
 		}
 		return outcomeVolumesDiffer, diffMaps(o.Volumes, u.Volumes)
 	}
-	var oursOnly, upOnly []string
+	var oursOnly, upOnly, contested []string
 	for k, ov := range o.Claims {
 		uv := u.Claims[k]
 		ob, ub := strings.HasPrefix(ov, "Bound"), strings.HasPrefix(uv, "Bound")
@@ -109,13 +110,26 @@ func compareEnds(o, u result) (string, string) {
 		case ob && !ub:
 			oursOnly = append(oursOnly, k)
 		case ub && !ob:
-			upOnly = append(upOnly, fmt.Sprintf("%s (ours %q, upstream %q)", k, ov, uv))
+			// Left Pending by ours while upstream bound it. For a claim without volumeName the
+			// liveness check has already failed the run if a free PV fits it; so has it for a
+			// pre-bound claim whose PV is free. What remains is a PV that another claim took
+			// first: claims competing for one PV, bound in another order, or a claim Lost because
+			// the PV ours chose (upstream chose another) was deleted (legitimate).
+			phase, x, _ := strings.Cut(ov, " ")
+			_, holder, _ := strings.Cut(o.Volumes[x], " ")
+			if x == "" || phase == "Lost" || holder != "" && holder != k {
+				contested = append(contested, k)
+				continue
+			}
+			upOnly = append(upOnly, fmt.Sprintf("%s (ours %q, upstream %q; ours' %s: %q)", k, ov, uv, x, o.Volumes[x]))
 		}
 	}
 	switch {
 	case len(upOnly) > 0:
 		slices.Sort(upOnly)
 		return outcomeUpstreamMore, strings.Join(upOnly, ", ")
+	case len(contested) > 0:
+		return outcomeContested, strings.Join(contested, ", ")
 	case len(oursOnly) > 0:
 		return outcomeOursMore, strings.Join(oursOnly, ", ")
 	}

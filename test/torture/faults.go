@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,6 +76,7 @@ func (p *faultPlan) draw(parts ...string) float64 {
 
 // request is called under the store's lock for each request of the binder's client.
 func (p *faultPlan) request(verb, resource, name string) fault {
+	_, objectName, _ := strings.Cut(name, "/") // namespace/name: a 409 names the object alone
 	if !p.enabled {
 		return fault{}
 	}
@@ -93,7 +95,7 @@ func (p *faultPlan) request(verb, resource, name string) fault {
 		p.counts[kind]++
 		switch kind {
 		case faultConflict:
-			return fault{before: apierrors.NewConflict(gr, name, errors.New("injected by the torture"))}
+			return fault{before: apierrors.NewConflict(gr, objectName, errors.New("injected by the torture"))}
 		case faultInternal:
 			return fault{before: apierrors.NewInternalError(errors.New("injected by the torture"))}
 		case faultThrottle:

@@ -32,6 +32,7 @@ const (
 	ruleRefsDisagree       = "one-to-one: a Bound claim's PV does not name it"
 	ruleBoundWithoutRef    = "a Bound PV without a claimRef UID"
 	ruleNoFit              = "a Bound claim's PV does not fit it"
+	ruleLostRebound        = "a claim bound again to a re-created PV that does not fit it"
 	rulePreboundElsewhere  = "a claim pre-bound to X bound elsewhere"
 	ruleReservedElsewhere  = "a PV reserving claim C bound to another claim"
 	ruleRetainedRebound    = "a Released volume with Retain bound again"
@@ -64,6 +65,7 @@ type checker struct {
 	binds      int
 	violations []violation
 	trace      func(e event) // replays print every commit
+	seen       map[string]bool
 }
 
 func newChecker() *checker {
@@ -74,8 +76,17 @@ func newChecker() *checker {
 	}
 }
 
+// fail records a violation once: a broken state seen again at later commits is the same one.
 func (c *checker) fail(rv int64, rule, format string, args ...any) {
-	c.violations = append(c.violations, violation{Rule: rule, Detail: fmt.Sprintf(format, args...), RV: rv, At: time.Since(c.start).String()})
+	detail := fmt.Sprintf(format, args...)
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if c.seen[rule+detail] {
+		return
+	}
+	c.seen[rule+detail] = true
+	c.violations = append(c.violations, violation{Rule: rule, Detail: detail, RV: rv, At: time.Since(c.start).String()})
 }
 
 func claimKey(c *v1.PersistentVolumeClaim) string { return c.Namespace + "/" + c.Name }
@@ -139,6 +150,16 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		}
 		return
 	}
+	if refUID(old) == "" && refUID(pv) != "" {
+		// The binder gave a volume that named no claim to a claim already Bound to (or Lost
+		// from) a volume of that name: a re-created volume, or a cache behind the API.
+		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name &&
+			(claim.Status.Phase == v1.ClaimBound || claim.Status.Phase == v1.ClaimLost) {
+			if err := fitsRebind(pv, claim); err != nil {
+				c.fail(e.RV, ruleLostRebound, "%s (%s) on %s: %v", claimKey(claim), claim.Status.Phase, pv.Name, err)
+			}
+		}
+	}
 	if want, ok := c.userReserved[pv.UID]; ok && pv.Spec.ClaimRef != nil && refKey(pv.Spec.ClaimRef) != want {
 		c.fail(e.RV, ruleReservedElsewhere, "%s reserved %s, now names %s", pv.Name, want, refKey(pv.Spec.ClaimRef))
 	}
@@ -200,6 +221,8 @@ func (c *checker) observeClaim(e event) {
 			// The user deleted the PV mid-bind: the claim goes Lost (checked once settled).
 		case refUID(pv) != claim.UID:
 			c.fail(e.RV, ruleRefsDisagree, "%s Bound to %s whose claimRef is %s(%s)", k, pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
+		case old.Status.Phase == v1.ClaimLost:
+			// Checked when the binder wrote the volume's claimRef (observeVolume).
 		default:
 			if err := c.fits(pv, claim); err != nil {
 				c.fail(e.RV, ruleNoFit, "%s on %s: %v", k, pv.Name, err)
@@ -416,4 +439,23 @@ func (c *checker) fitsMatched(pv *v1.PersistentVolume, claim *v1.PersistentVolum
 		}
 	}
 	return nil
+}
+
+// fitsRebind is what a volume must meet to be bound again to the claim that names it: class,
+// volume mode, access modes, and the capacity the claim had (its status; its request may have
+// grown since, for an expansion).
+func fitsRebind(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+	if err := fitsClass(pv, claim); err != nil {
+		return err
+	}
+	had, ok := claim.Status.Capacity[v1.ResourceStorage]
+	if !ok {
+		had = *claim.Spec.Resources.Requests.Storage()
+	}
+	if pv.Spec.Capacity.Storage().Cmp(had) < 0 {
+		return fmt.Errorf("capacity %s < the claim's %s", pv.Spec.Capacity.Storage(), had.String())
+	}
+	c := claim.DeepCopy()
+	c.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: had}
+	return fitsReserved(pv, c)
 }

@@ -204,6 +204,9 @@ func replay(t *testing.T, seed uint64) {
 	}
 	for _, r := range []result{o, u} {
 		t.Logf("%s: %d binds, writes %v, injected %v, settled %s after the last operation", r.Arm, r.Binds, r.Writes, r.Injected, r.Settle)
+		for _, v := range r.Violations {
+			t.Logf("  %s: VIOLATION %s", r.Arm, v)
+		}
 		for _, k := range slices.Sorted(maps.Keys(r.Claims)) {
 			t.Logf("  %s: claim %s %s", r.Arm, k, r.Claims[k])
 		}

@@ -129,3 +129,29 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 	}
 	return best, nil
 }
+
+// findReservedForClaim returns a volume whose claimRef names the claim (bound
+// to it, or reserved for it by name) among the volumes whose access modes can
+// serve it, in any access-mode group. findByClaim walks the groups one by one
+// and returns the first group's best volume, so a volume already bound to the
+// claim in a later group (ReadWriteOnce+ReadOnlyMany for a ReadWriteOnce claim)
+// lost to a free volume in an earlier one: a claim synced again after its
+// volume's writes and before its own (its write failed) was bound to a second
+// volume, the first one left Bound to it.
+func (pvIndex *persistentVolumeOrderedIndex) findReservedForClaim(claim *v1.PersistentVolumeClaim, allPossibleModes [][]v1.PersistentVolumeAccessMode, excluded map[string]*v1.PersistentVolume, delayBinding, vacEnabled bool) (*v1.PersistentVolume, error) {
+	objs, err := pvIndex.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
+	if err != nil || len(objs) == 0 {
+		return nil, err
+	}
+	servable := make(map[string]bool, len(allPossibleModes))
+	for _, modes := range allPossibleModes {
+		servable[v1helper.GetAccessModesAsString(modes)] = true
+	}
+	var own []*v1.PersistentVolume
+	for _, obj := range objs {
+		if pv, ok := obj.(*v1.PersistentVolume); ok && servable[v1helper.GetAccessModesAsString(pv.Spec.AccessModes)] {
+			own = append(own, pv)
+		}
+	}
+	return volume.FindMatchingVolume(claim, own, nil, excluded, delayBinding, vacEnabled)
+}

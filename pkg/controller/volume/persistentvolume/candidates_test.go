@@ -122,6 +122,23 @@ func TestFindByClaimAgreesWithFullScan(t *testing.T) {
 // findByFullScan is findByClaim as upstream has it: every volume of each
 // access-mode set.
 func findByFullScan(index *persistentVolumeOrderedIndex, claim *v1.PersistentVolumeClaim, delayBinding bool) (*v1.PersistentVolume, error) {
+	// A volume bound or reserved to the claim first, in any group that can
+	// serve it (patch "match a claim to its own volume first").
+	var all []*v1.PersistentVolume
+	for _, modes := range index.allPossibleMatchingAccessModes(claim.Spec.AccessModes) {
+		volumes, err := index.listByAccessModes(modes)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range volumes {
+			if storagehelpers.IsVolumeBoundToClaim(v, claim) {
+				all = append(all, v)
+			}
+		}
+	}
+	if own, err := storagehelpers.FindMatchingVolume(claim, all, nil, nil, delayBinding, true); err != nil || own != nil {
+		return own, err
+	}
 	for _, modes := range index.allPossibleMatchingAccessModes(claim.Spec.AccessModes) {
 		volumes, err := index.listByAccessModes(modes)
 		if err != nil {

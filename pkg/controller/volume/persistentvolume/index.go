@@ -90,6 +90,9 @@ func (pvIndex *persistentVolumeOrderedIndex) findByClaim(claim *v1.PersistentVol
 	// not only the exact matching modes but also potential matches (the GCEPD
 	// example above).
 	allPossibleModes := pvIndex.allPossibleMatchingAccessModes(claim.Spec.AccessModes)
+	if own, err := pvIndex.findReservedForClaim(claim, allPossibleModes, excluded, delayBinding, utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)); err != nil || own != nil {
+		return own, err
+	}
 
 	for _, modes := range allPossibleModes {
 		bestVol, err := pvIndex.findAmongCandidates(claim, modes, excluded, delayBinding, utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass))

@@ -38,6 +38,9 @@ import (
 // controller's cache; if it changed while its lock was awaited so that it no
 // longer fits, an error asks for the claim to be synced again.
 func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v1.PersistentVolumeClaim, delayBinding bool) (*v1.PersistentVolume, error) {
+	if err := ctrl.settleClaimRefInDoubt(ctx, claim); err != nil {
+		return nil, err
+	}
 	// The claim waits from before its match on: a volume that turns Available
 	// meanwhile wakes it (enqueueClaimsFittingVolume).
 	class, key := storagehelpers.GetPersistentVolumeClaimClass(claim), claimToClaimKey(claim)

@@ -200,6 +200,8 @@ type PersistentVolumeController struct {
 	syncLocks *syncLocks
 	// waitingClaims: the claims whose latest match found no volume.
 	waitingClaims waitingClaims
+	// claimRefsInDoubt: claims whose volume's claimRef write got no answer.
+	claimRefsInDoubt claimRefsInDoubt
 
 	// conflictRateLimiter delays retries of keys whose sync failed with a
 	// conflict, per key only (see handleSyncResult).
@@ -548,6 +550,9 @@ func (ctrl *PersistentVolumeController) syncBoundClaim(ctx context.Context, clai
 			// volume yet. We can't distinguish these cases.
 			// Bind the volume again and set all states to Bound.
 			logger.V(4).Info("Synchronizing bound PersistentVolumeClaim, volume is unbound, fixing", "PVC", klog.KObj(claim))
+			if refused, err := ctrl.rebindRefused(ctx, volume, claim); refused || err != nil {
+				return err
+			}
 			if err = ctrl.bind(ctx, volume, claim); err != nil {
 				// Objects not saved, next syncPV or syncClaim will try again
 				return err
@@ -1142,6 +1147,7 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 
 	if updatedVolume, err = ctrl.bindVolumeToClaim(ctx, volume, claim); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the volume", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)
+		ctrl.noteClaimRefWrite(ctx, volume, claim, err)
 		return err
 	}
 	volume = updatedVolume

@@ -255,6 +255,7 @@ func (ctrl *PersistentVolumeController) updateVolume(ctx context.Context, volume
 	if !new {
 		return nil
 	}
+	ctrl.enqueueBoundClaimsNoLongerNamed(ctx, volume)
 
 	err = ctrl.syncVolume(ctx, volume)
 	if err != nil {
@@ -332,6 +333,7 @@ func (ctrl *PersistentVolumeController) deleteClaim(ctx context.Context, claim *
 	claimKey := claimToClaimKey(claim)
 	ctrl.missingVolumeEvents.forget(claim)
 	ctrl.waitingClaims.remove(storagehelpers.GetPersistentVolumeClaimClass(claim), claimKey)
+	ctrl.claimRefsInDoubt.forget(claim.UID)
 	logger.V(4).Info("Claim deleted", "PVC", klog.KObj(claim))
 	// clean any possible unfinished provision start timestamp from cache
 	// Unit test [5-8] [5-9]
