@@ -60,19 +60,42 @@ verify-image: image ## Import the image into a private containerd (apt-get conta
 rollout-tool: ## Build bin/pv-rollout (static), the manifest editor behind hack/rollout.sh
 	CGO_ENABLED=0 go build -trimpath -o $(BIN_DIR)/pv-rollout ./cmd/pv-rollout
 
+# client-go's detectors, on in unit, integration and e2e runs (docs/torture.md): an informer's
+# object mutated in place (a fast path that forgets to copy) panics; a watch-list answer that
+# differs from a list fails.
+DETECTORS := KUBE_CACHE_MUTATION_DETECTOR=true KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true
+
 .PHONY: test
-test: ## Unit tests: upstream's tests on the patched copy and our packages (-race)
-	go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/...
+test: ## Unit tests: upstream's tests on the patched copy and our packages (-race), then the short model torture
+	$(DETECTORS) go test -race $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/...
 	cd hack/tools/benchreport && GOWORK=off go test $(GO_TEST_FLAGS) .
 	cd hack/tools/kind-lb && GOWORK=off go test -race $(GO_TEST_FLAGS) .
 	cd hack/tools/runc-dropcap && GOWORK=off go test -race $(GO_TEST_FLAGS) .
+	$(MAKE) --no-print-directory torture-short
+
+# The model torture (test/torture, docs/torture.md): random workloads and API faults against ours
+# and upstream's binder of this release, in virtual time. TORTURE_FIRST_SEED=S starts at seed S
+# (default: from the clock, printed); a failing seed prints the command that replays it.
+TORTURE_SEEDS ?= 400
+TORTURE_RACE_SEEDS ?= 40
+TORTURE_DURATION ?= 30m
+.PHONY: torture-short
+torture-short: ## The model torture as make test runs it: TORTURE_SEEDS seeds, then TORTURE_RACE_SEEDS under -race
+	$(DETECTORS) TORTURE_SEEDS=$(TORTURE_SEEDS) go test -count=1 -timeout 20m -run '^TestTorture(Regressions)?$$' ./test/torture/
+	$(DETECTORS) TORTURE_SEEDS=$(TORTURE_RACE_SEEDS) go test -race -count=1 -timeout 20m -run '^TestTorture$$' ./test/torture/
+
+.PHONY: torture
+torture: ## The model torture for TORTURE_DURATION (default 30m); report in _output/torture/report.md
+	mkdir -p _output/torture
+	$(DETECTORS) TORTURE_DURATION=$(TORTURE_DURATION) TORTURE_REPORT=$(CURDIR)/_output/torture/report.md \
+		go test -count=1 -timeout 0 -v -run '^TestTorture$$' ./test/torture/ | tee _output/torture/torture.log
 
 INTEGRATION_FLAGS ?=
 .PHONY: test-integration
 test-integration: ## Upstream's PV integration tests (+ ours) on the patched controller, in-process apiserver + our etcd: upstream settings, then 15s/1000 objects
 	hack/build-tools.sh etcd
-	PATH="$(CURDIR)/_output/tools/bin:$$PATH" go test -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
-	PATH="$(CURDIR)/_output/tools/bin:$$PATH" KUBE_INTEGRATION_PV_SYNC_PERIOD=15s KUBE_INTEGRATION_PV_OBJECTS=1000 \
+	PATH="$(CURDIR)/_output/tools/bin:$$PATH" $(DETECTORS) go test -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
+	PATH="$(CURDIR)/_output/tools/bin:$$PATH" $(DETECTORS) KUBE_INTEGRATION_PV_SYNC_PERIOD=15s KUBE_INTEGRATION_PV_OBJECTS=1000 \
 		go test -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
 
 .PHONY: verify
@@ -132,7 +155,7 @@ bench-quick: ## Small-N smoke run of the benchmark (100 pairs) into _output/benc
 E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e
 e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
-	SYNC_PERIOD=5m hack/local-up.sh
+	SYNC_PERIOD=5m PVCM_ENV="$(DETECTORS) $${PVCM_ENV:-}" hack/local-up.sh
 	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
 	go build -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 	hack/build-tools.sh ginkgo

@@ -180,9 +180,8 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRetain {
 		c.retained[pv.Name] = refUID(pv)
 	}
-	if pv.Status.Phase == v1.VolumeBound && refUID(pv) == "" {
-		c.fail(e.RV, ruleBoundWithoutRef, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
-	}
+	// A Bound volume without claimRef UID is checked once settled: unbinding a volume is two
+	// writes (claimRef, then phase), upstream's protocol, and the state between them is this.
 }
 
 func (c *checker) observeClaim(e event) {
@@ -253,11 +252,20 @@ func (c *checker) checkOneToOne(rv int64) {
 		if pv.Status.Phase != v1.VolumeBound || refUID(pv) == "" {
 			continue
 		}
-		if other, ok := forClaim[refUID(pv)]; ok {
+		if other, ok := forClaim[refUID(pv)]; ok && !c.reservedByUser(c.pvs[other], pv) {
 			c.fail(rv, ruleOneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other, name, refKey(pv.Spec.ClaimRef), refUID(pv))
 		}
 		forClaim[refUID(pv)] = name
 	}
+}
+
+// reservedByUser: two volumes that users both made to reserve the same claim. The binder binds
+// one; the other may be Bound to the claim for a few seconds (both arms) until the binder sees
+// the claim bound elsewhere and unbinds it. Checked once settled instead.
+func (c *checker) reservedByUser(a, b *v1.PersistentVolume) bool {
+	ka, oka := c.userReserved[a.UID]
+	kb, okb := c.userReserved[b.UID]
+	return oka && okb && ka == kb
 }
 
 func (c *checker) sortedClaims() []string {
@@ -365,6 +373,17 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 	claimByKey := map[string]*v1.PersistentVolumeClaim{}
 	for _, claim := range claims {
 		claimByKey[claimKey(claim)] = claim
+	}
+	boundFor := map[types.UID]string{}
+	for _, pv := range pvs {
+		if pv.Status.Phase == v1.VolumeBound {
+			if refUID(pv) == "" {
+				c.fail(0, ruleBoundWithoutRef, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
+			} else if other, ok := boundFor[refUID(pv)]; ok {
+				c.fail(0, ruleOneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other, pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
+			}
+			boundFor[refUID(pv)] = pv.Name
+		}
 	}
 	for _, pv := range pvs {
 		pvByName[pv.Name] = pv

@@ -218,3 +218,41 @@ func replay(t *testing.T, seed uint64) {
 		t.Error(f)
 	}
 }
+
+// regressions are the seeds that found bugs (docs/torture.md, "Bugs found"). The arms' schedules
+// are not reproducible (the binder's workers race), so each seed runs several times; each of
+// these broke an invariant in at least one of a few runs before its fix.
+var regressions = []struct {
+	seed uint64
+	bug  string
+}{
+	{1016, "patch 0013: a claimRef write without answer; patch 0014: the claim's own volume in a wider access-mode group"},
+	{1902, "patch 0014 (two volumes reserving one claim)"},
+	{2260, "patch 0014: among two volumes reserving one claim, a retry bound the other one"},
+	{2095, "patch 0017: a stale claim's retry wrote Bound on the volume Released from it"},
+	{39, "patch 0015: a Lost claim bound again to a re-created Block volume"},
+	{116, "patch 0015: a Lost claim bound again to a re-created volume of other access modes"},
+	{1151, "patch 0015: a Lost claim bound again to a smaller re-created volume"},
+	{1694, "patch 0016: a Bound claim whose re-created volume names another claim"},
+}
+
+func TestTortureRegressions(t *testing.T) {
+	if os.Getenv("TORTURE_ARM") != "" {
+		t.Skip("this process is an arm")
+	}
+	runs := 6
+	if testing.Short() {
+		runs = 2
+	}
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	for _, r := range regressions {
+		for i := range runs {
+			var res result
+			synctest.Test(t, func(t *testing.T) { res = runArm(armOurs, generate(r.seed)) })
+			for _, v := range res.Violations {
+				t.Errorf("seed %d (run %d; %s): %s\n  replay: %s", r.seed, i+1, r.bug, v, replayCommand(r.seed))
+			}
+		}
+	}
+}

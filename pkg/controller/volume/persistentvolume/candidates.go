@@ -20,6 +20,7 @@ package persistentvolume
 
 import (
 	"fmt"
+	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -153,5 +154,20 @@ func (pvIndex *persistentVolumeOrderedIndex) findReservedForClaim(claim *v1.Pers
 			own = append(own, pv)
 		}
 	}
+	// Several volumes may reserve one claim by name (users made them so).
+	// The one that already carries the claim's UID (a bind of this claim got
+	// that far, or a user reserved it so) comes first, a Bound one before
+	// others, then by name: every match of the claim picks the same volume,
+	// and a retry completes the bind it started instead of starting another.
+	sort.Slice(own, func(i, j int) bool {
+		a, b := own[i], own[j]
+		if ua, ub := a.Spec.ClaimRef.UID == claim.UID, b.Spec.ClaimRef.UID == claim.UID; ua != ub {
+			return ua
+		}
+		if ba, bb := a.Status.Phase == v1.VolumeBound, b.Status.Phase == v1.VolumeBound; ba != bb {
+			return ba
+		}
+		return a.Name < b.Name
+	})
 	return volume.FindMatchingVolume(claim, own, nil, excluded, delayBinding, vacEnabled)
 }

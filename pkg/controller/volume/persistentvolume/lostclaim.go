@@ -76,3 +76,16 @@ func volumeStillServesClaim(volume *v1.PersistentVolume, claim *v1.PersistentVol
 	}
 	return nil
 }
+
+// refuseReleasedVolume keeps bind() from writing Bound on a volume the
+// controller has seen Released from this very claim (same UID): the claim
+// was deleted, and only a stale copy of it in the claim cache (a watch that
+// missed the deletion) can still ask for the bind. Written, the phase went
+// Released -> Bound -> Released; the claimRef never changed, but a volume
+// whose claim is gone must stay Released (its data belongs to nobody now).
+func refuseReleasedVolume(volume *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+	if volume.Status.Phase != v1.VolumeReleased || volume.Spec.ClaimRef == nil || volume.Spec.ClaimRef.UID != claim.UID {
+		return nil
+	}
+	return fmt.Errorf("volume %q is Released from claim %q (uid %s), which was deleted; not binding it again", volume.Name, claimToClaimKey(claim), claim.UID)
+}

@@ -91,3 +91,26 @@ func TestClaimRebindsOnlyToAVolumeThatSatisfiesIt(t *testing.T) {
 		})
 	}
 }
+
+// A claim deleted while the claim informer's watch was broken is still in the
+// cache; its retry must not write Bound on the volume the controller already
+// made Released from it. Found by the model torture (test/torture, seed 2095):
+// the volume went Released -> Bound -> Released.
+func TestStaleClaimDoesNotBindItsReleasedVolume(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	client := &fake.Clientset{}
+	ctrl, err := newTestController(ctx, client, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
+	released := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeReleased, v1.PersistentVolumeReclaimRetain, classEmpty)
+	stale := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
+	reactor.AddVolume(released)
+	_ = ctrl.volumes.store.Add(released.DeepCopy())
+	_ = ctrl.claims.Add(stale.DeepCopy())
+	_ = ctrl.syncClaim(ctx, stale.DeepCopy())
+	if phase := reactor.Volumes()[0].Status.Phase; phase != v1.VolumeReleased {
+		t.Errorf("the volume is %s, want it left Released", phase)
+	}
+}

@@ -1144,6 +1144,9 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("Binding volume to claim", "PVC", klog.KObj(claim), "volumeName", volume.Name)
+	if err := refuseReleasedVolume(volume, claim); err != nil {
+		return err
+	}
 
 	if updatedVolume, err = ctrl.bindVolumeToClaim(ctx, volume, claim); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the volume", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)

@@ -70,3 +70,36 @@ func TestClaimGetsItsOwnVolumeInAnotherAccessModeGroup(t *testing.T) {
 		}
 	}
 }
+
+// Two volumes reserve one claim by name; a bind to one got as far as its
+// claimRef UID and phase, and the claim's own write failed. Synced again,
+// the claim must complete that bind, not start one with the other volume.
+// Found by the model torture (test/torture, seed 2260): the claim ended on
+// the second volume, the first Bound to it for good (a volume a user
+// reserved is not unbound by the controller).
+func TestClaimCompletesTheBindItStartedAmongVolumesReservingIt(t *testing.T) {
+	for range 20 { // the reservation index returns the volumes in map order
+		_, ctx := ktesting.NewTestContext(t)
+		client := &fake.Clientset{}
+		ctrl, err := newTestController(ctx, client, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
+		claim := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
+		started := newVolume("volume-b", "1Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
+		other := newVolume("volume-a", "1Gi", "", "claim", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+		for _, v := range []*v1.PersistentVolume{started, other} {
+			reactor.AddVolume(v)
+			_ = ctrl.volumes.store.Add(v.DeepCopy())
+		}
+		reactor.AddClaim(claim)
+		_ = ctrl.claims.Add(claim.DeepCopy())
+		if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
+			t.Fatalf("sync: %v", err)
+		}
+		if got := reactor.Claims()[0].Spec.VolumeName; got != "volume-b" {
+			t.Fatalf("claim bound to %q, want volume-b, whose bind it had started", got)
+		}
+	}
+}
