@@ -61,11 +61,12 @@ type checker struct {
 	// provisioner set it.
 	userReserved map[types.UID]string
 	// retained: PV name -> the UID of the claim it was Released from, while the policy is Retain.
-	retained   map[string]types.UID
-	binds      int
-	violations []violation
-	trace      func(e event) // replays print every commit
-	seen       map[string]bool
+	retained    map[string]types.UID
+	binds       int
+	violations  []violation
+	trace       func(e event) // replays print every commit
+	seen        map[string]bool
+	transitions map[string]int
 }
 
 func newChecker() *checker {
@@ -109,6 +110,9 @@ func refUID(pv *v1.PersistentVolume) types.UID {
 func (c *checker) observe(e event) {
 	if c.trace != nil {
 		c.trace(e)
+	}
+	if e.Binder && e.Type == watch.Modified {
+		c.countTransition(e)
 	}
 	switch e.Resource {
 	case resPV:
@@ -230,6 +234,24 @@ func (c *checker) observeClaim(e event) {
 	}
 	if old.Status.Phase == v1.ClaimBound && claim.Status.Phase != v1.ClaimBound && pv != nil && refUID(pv) == claim.UID {
 		c.fail(e.RV, ruleBoundLost, "%s went %s though %s still names it (phase %s)", k, claim.Status.Phase, pv.Name, pv.Status.Phase)
+	}
+}
+
+// countTransition counts the binder's phase changes ("pv Released", "pvc Bound"): two runs that
+// made the same ones did the same work, and only then are their writes compared.
+func (c *checker) countTransition(e event) {
+	if c.transitions == nil {
+		c.transitions = map[string]int{}
+	}
+	switch o := e.New.(type) {
+	case *v1.PersistentVolume:
+		if old := e.Old.(*v1.PersistentVolume); old.Status.Phase != o.Status.Phase {
+			c.transitions["pv "+string(o.Status.Phase)]++
+		}
+	case *v1.PersistentVolumeClaim:
+		if old := e.Old.(*v1.PersistentVolumeClaim); old.Status.Phase != o.Status.Phase {
+			c.transitions["pvc "+string(o.Status.Phase)]++
+		}
 	}
 }
 
@@ -435,8 +457,12 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 			continue
 		}
 		if ptr.Deref(claim.Spec.StorageClassName, "") == classExt {
-			c.fail(0, ruleSettledProvision, "%s Pending", k)
-			continue
+			// A claim with a selector is not provisioned (upstream: "claim Selector is not
+			// supported"); it waits for a matching volume like any other.
+			if claim.Spec.Selector == nil {
+				c.fail(0, ruleSettledProvision, "%s Pending", k)
+				continue
+			}
 		}
 		for _, pv := range pvs {
 			if pv.Spec.ClaimRef == nil && pv.Status.Phase == v1.VolumeAvailable && c.fitsMatched(pv, claim) == nil {

@@ -32,6 +32,8 @@ type result struct {
 	Writes     map[string]int    `json:"writes"`  // the binder's committed writes by verb and resource
 	Injected   map[string]int    `json:"injected"`
 	Binds      int               `json:"binds"`
+	// Transitions counts the binder's phase changes, by kind and phase.
+	Transitions map[string]int `json:"transitions"`
 	// Settle is the virtual time from the last operation to the binder's last write.
 	Settle time.Duration `json:"settle"`
 	Error  string        `json:"error,omitempty"`
@@ -195,6 +197,7 @@ func runArm(arm string, w workload) (res result) {
 	chk.settled(pvs, pvcs)
 	res.Violations = slices.Clone(chk.violations)
 	res.Binds = chk.binds
+	res.Transitions = maps.Clone(chk.transitions)
 	res.Injected = s.faults.countsCopy()
 	res.Writes = maps.Clone(s.writes)
 	s.mu.Unlock()
