@@ -38,12 +38,13 @@ func newSummary() *summary {
 
 // Differential outcomes.
 const (
-	outcomeSame          = "same end state"
-	outcomeChoice        = "same claims Bound, another PV chosen where several fit"
-	outcomeOursMore      = "ours bound claims upstream left Pending"
-	outcomeUpstreamMore  = "upstream bound a claim ours left Pending, its PV free"
-	outcomeContested     = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
-	outcomeVolumesDiffer = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
+	outcomeSame              = "same end state"
+	outcomeChoice            = "same claims Bound, another PV chosen where several fit"
+	outcomeOursMore          = "ours bound claims upstream left Pending"
+	outcomeUpstreamMore      = "upstream bound a claim ours left Pending, its PV free"
+	outcomeUpstreamViolation = "upstream bound a claim by breaking an invariant (its violation), ours did not"
+	outcomeContested         = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
+	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
 )
 
 // add records one seed and returns the findings that fail the run.
@@ -102,7 +103,7 @@ func compareEnds(o, u result) (string, string) {
 		}
 		return outcomeVolumesDiffer, diffMaps(o.Volumes, u.Volumes)
 	}
-	var oursOnly, upOnly, contested []string
+	var oursOnly, upOnly, contested, upstreamViolated []string
 	for k, ov := range o.Claims {
 		uv := u.Claims[k]
 		ob, ub := strings.HasPrefix(ov, "Bound"), strings.HasPrefix(uv, "Bound")
@@ -121,6 +122,10 @@ func compareEnds(o, u result) (string, string) {
 				contested = append(contested, k)
 				continue
 			}
+			if upstreamBroke(u, k) {
+				upstreamViolated = append(upstreamViolated, k)
+				continue
+			}
 			upOnly = append(upOnly, fmt.Sprintf("%s (ours %q, upstream %q; ours' %s: %q)", k, ov, uv, x, o.Volumes[x]))
 		}
 	}
@@ -128,6 +133,8 @@ func compareEnds(o, u result) (string, string) {
 	case len(upOnly) > 0:
 		slices.Sort(upOnly)
 		return outcomeUpstreamMore, strings.Join(upOnly, ", ")
+	case len(upstreamViolated) > 0:
+		return outcomeUpstreamViolation, strings.Join(upstreamViolated, ", ")
 	case len(contested) > 0:
 		return outcomeContested, strings.Join(contested, ", ")
 	case len(oursOnly) > 0:
@@ -212,4 +219,14 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	i := int(p * float64(len(s)-1))
 	return s[i].Round(time.Millisecond)
+}
+
+// upstreamBroke tells whether one of upstream's violations concerns claim k.
+func upstreamBroke(u result, k string) bool {
+	for _, v := range u.Violations {
+		if strings.Contains(v.Detail, k+" ") {
+			return true
+		}
+	}
+	return false
 }
