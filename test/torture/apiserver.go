@@ -12,6 +12,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -85,10 +86,14 @@ func (s *apiServer) client(binder bool) *fake.Clientset {
 
 func key(obj runtime.Object) string {
 	m, _ := metaOf(obj)
-	if m.GetNamespace() == "" {
-		return m.GetName()
+	return storeKey(m.GetNamespace(), m.GetName())
+}
+
+func storeKey(namespace, name string) string {
+	if namespace == "" {
+		return name
 	}
-	return m.GetNamespace() + "/" + m.GetName()
+	return namespace + "/" + name
 }
 
 func metaOf(obj runtime.Object) (metav1.Object, bool) {
@@ -159,17 +164,13 @@ func (s *apiServer) serve(action core.Action, verb, resource string, binder bool
 	switch verb {
 	case "get":
 		a := action.(core.GetAction)
-		k := a.GetName()
-		if a.GetNamespace() != "" {
-			k = a.GetNamespace() + "/" + k
-		}
-		obj, ok := store[k]
+		obj, ok := store[storeKey(a.GetNamespace(), a.GetName())]
 		if !ok {
 			return nil, apierrors.NewNotFound(gr, a.GetName())
 		}
 		return obj.DeepCopyObject(), nil
 	case "list":
-		return s.list(resource, action.GetNamespace()), nil
+		return s.list(resource, action.GetNamespace())
 	case "update", "update/status":
 		return s.update(action.(core.UpdateAction).GetObject().DeepCopyObject(), verb, resource, gr, action.GetSubresource() == "status", binder)
 	case "create":
@@ -190,11 +191,7 @@ func (s *apiServer) serve(action core.Action, verb, resource string, binder bool
 		return obj.DeepCopyObject(), nil
 	case "delete":
 		a := action.(core.DeleteAction)
-		k := a.GetName()
-		if a.GetNamespace() != "" {
-			k = a.GetNamespace() + "/" + k
-		}
-		old, ok := store[k]
+		old, ok := store[storeKey(a.GetNamespace(), a.GetName())]
 		if !ok {
 			return nil, apierrors.NewNotFound(gr, a.GetName())
 		}
@@ -332,44 +329,33 @@ func (s *apiServer) commit(t watch.EventType, resource string, old, obj runtime.
 	}
 }
 
-func (s *apiServer) list(resource, namespace string) runtime.Object {
-	rv := strconv.FormatInt(s.rv, 10)
-	keys := slices.Sorted(maps.Keys(s.objects[resource]))
-	switch resource {
-	case resPV:
-		l := &v1.PersistentVolumeList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, k := range keys {
-			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.PersistentVolume))
+// newList makes the empty list type of each resource the model serves.
+var newList = map[string]func() runtime.Object{
+	resPV:    func() runtime.Object { return &v1.PersistentVolumeList{} },
+	resPVC:   func() runtime.Object { return &v1.PersistentVolumeClaimList{} },
+	resClass: func() runtime.Object { return &storagev1.StorageClassList{} },
+	resPod:   func() runtime.Object { return &v1.PodList{} },
+	resNode:  func() runtime.Object { return &v1.NodeList{} },
+}
+
+func (s *apiServer) list(resource, namespace string) (runtime.Object, error) {
+	var items []runtime.Object
+	for _, k := range slices.Sorted(maps.Keys(s.objects[resource])) {
+		obj := s.objects[resource][k]
+		if m, _ := metaOf(obj); namespace == "" || m.GetNamespace() == namespace {
+			items = append(items, obj.DeepCopyObject())
 		}
-		return l
-	case resPVC:
-		l := &v1.PersistentVolumeClaimList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, k := range keys {
-			if c := s.objects[resource][k].(*v1.PersistentVolumeClaim); namespace == "" || c.Namespace == namespace {
-				l.Items = append(l.Items, *c.DeepCopy())
-			}
-		}
-		return l
-	case resClass:
-		l := &storagev1.StorageClassList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, k := range keys {
-			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*storagev1.StorageClass))
-		}
-		return l
-	case resPod:
-		l := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, k := range keys {
-			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.Pod))
-		}
-		return l
-	case resNode:
-		l := &v1.NodeList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-		for _, k := range keys {
-			l.Items = append(l.Items, *s.objects[resource][k].DeepCopyObject().(*v1.Node))
-		}
-		return l
 	}
-	return nil
+	l := newList[resource]()
+	if err := meta.SetList(l, items); err != nil {
+		return nil, err
+	}
+	accessor, err := meta.ListAccessor(l)
+	if err != nil {
+		return nil, err
+	}
+	accessor.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+	return l, nil
 }
 
 // watch opens a watch from the requested resourceVersion: the history after it is replayed first.
