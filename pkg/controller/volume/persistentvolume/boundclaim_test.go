@@ -23,9 +23,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-helpers/storage/volume"
-	"k8s.io/klog/v2/ktesting"
 )
 
 // A volume deleted and created again under the same name, reserving another
@@ -35,18 +33,11 @@ import (
 // Found by the model torture (test/torture, seed 1694): the claim stayed
 // Bound to a volume reserving another claim for minutes.
 func TestBoundClaimLostWhenItsVolumeIsRecreatedForAnother(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	client := &fake.Clientset{}
-	ctrl, err := newTestController(ctx, client, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 	old := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
 	claim := newClaim("claim", "uid-claim", "1Gi", "volume", v1.ClaimBound, nil, volume.AnnBindCompleted)
-	reactor.AddClaim(claim)
+	// The old volume is only in the controller's cache: the API server has the new one.
+	ctx, ctrl, reactor, _ := newCachedController(t, nil, []*v1.PersistentVolumeClaim{claim})
 	_ = ctrl.volumes.store.Add(old.DeepCopy())
-	_ = ctrl.claims.Add(claim.DeepCopy())
 	if err := ctrl.claimIndexer.Add(claim.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ limitations under the License.
 package persistentvolume
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -50,19 +51,9 @@ func TestClaimRefWriteWithoutAnswerKeepsItsVolume(t *testing.T) {
 		{name: "refused, 429", answer: apierrors.NewTooManyRequests("priority and fairness", 1), applied: false, want: "volume-small"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			client := &fake.Clientset{}
-			ctrl, err := newTestController(ctx, client, nil, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 			big := newVolume("volume-big", "10Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
 			claim := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
-			reactor.AddVolume(big)
-			reactor.AddClaim(claim)
-			_ = ctrl.volumes.store.Add(big.DeepCopy())
-			_ = ctrl.claims.Add(claim.DeepCopy())
+			ctx, ctrl, reactor, client := newCachedController(t, []*v1.PersistentVolume{big}, []*v1.PersistentVolumeClaim{claim})
 
 			first := true
 			client.PrependReactor("update", "persistentvolumes", func(action core.Action) (bool, runtime.Object, error) {
@@ -84,8 +75,7 @@ func TestClaimRefWriteWithoutAnswerKeepsItsVolume(t *testing.T) {
 			// the controller's cache has not seen the stored claimRef (no answer,
 			// no watch event yet).
 			small := newVolume("volume-small", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
-			reactor.AddVolume(small)
-			_ = ctrl.volumes.store.Add(small.DeepCopy())
+			addCachedVolume(ctrl, reactor, small)
 			if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
 				t.Fatalf("the second sync: %v", err)
 			}
@@ -121,4 +111,31 @@ func TestWriteOutcomeUnknown(t *testing.T) {
 			t.Errorf("writeOutcomeUnknown(%v) = %v, want %v", err, got, want)
 		}
 	}
+}
+
+// newCachedController returns a controller whose caches, and the fake API
+// server behind its client, hold the given volumes and claims: for tests
+// that call syncClaim or updateVolume themselves, without workers.
+func newCachedController(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (context.Context, *PersistentVolumeController, *volumeReactor, *fake.Clientset) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	client := &fake.Clientset{}
+	ctrl, err := newTestController(ctx, client, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
+	for _, v := range volumes {
+		addCachedVolume(ctrl, reactor, v)
+	}
+	for _, c := range claims {
+		reactor.AddClaim(c)
+		_ = ctrl.claims.Add(c.DeepCopy())
+	}
+	return ctx, ctrl, reactor, client
+}
+
+func addCachedVolume(ctrl *PersistentVolumeController, reactor *volumeReactor, volume *v1.PersistentVolume) {
+	reactor.AddVolume(volume)
+	_ = ctrl.volumes.store.Add(volume.DeepCopy())
 }

@@ -23,8 +23,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/klog/v2/ktesting"
 )
 
 // A claim that lost its volume (deleted) must not be bound to a new volume
@@ -58,20 +56,10 @@ func TestClaimRebindsOnlyToAVolumeThatSatisfiesIt(t *testing.T) {
 		{name: "Bound, the cache has not seen the claimRef yet", phase: v1.ClaimBound, volume: func(*v1.PersistentVolume) {}, bound: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			client := &fake.Clientset{}
-			ctrl, err := newTestController(ctx, client, nil, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 			vol := newVolume("volume", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
 			tc.volume(vol)
 			claim := newClaim("claim", "uid-claim", "1Gi", "volume", tc.phase, nil, "pv.kubernetes.io/bind-completed")
-			reactor.AddVolume(vol)
-			reactor.AddClaim(claim)
-			_ = ctrl.volumes.store.Add(vol.DeepCopy())
-			_ = ctrl.claims.Add(claim.DeepCopy())
+			ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{vol}, []*v1.PersistentVolumeClaim{claim})
 			if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
@@ -97,17 +85,10 @@ func TestClaimRebindsOnlyToAVolumeThatSatisfiesIt(t *testing.T) {
 // made Released from it. Found by the model torture (test/torture, seed 2095):
 // the volume went Released -> Bound -> Released.
 func TestStaleClaimDoesNotBindItsReleasedVolume(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	client := &fake.Clientset{}
-	ctrl, err := newTestController(ctx, client, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 	released := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeReleased, v1.PersistentVolumeReclaimRetain, classEmpty)
 	stale := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
-	reactor.AddVolume(released)
-	_ = ctrl.volumes.store.Add(released.DeepCopy())
+	// The stale claim is only in the controller's cache: the API server has none.
+	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{released}, nil)
 	_ = ctrl.claims.Add(stale.DeepCopy())
 	_ = ctrl.syncClaim(ctx, stale.DeepCopy())
 	if phase := reactor.Volumes()[0].Status.Phase; phase != v1.VolumeReleased {

@@ -22,9 +22,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-helpers/storage/volume"
-	"k8s.io/klog/v2/ktesting"
 )
 
 // A claim whose volume's writes were saved and whose own write failed is
@@ -34,25 +32,13 @@ import (
 // seed 1016): the claim went to the free volume, and the first stayed Bound
 // to it until the resync unbound it. The unpatched controller does the same.
 func TestClaimGetsItsOwnVolumeInAnotherAccessModeGroup(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	client := &fake.Clientset{}
-	ctrl, err := newTestController(ctx, client, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 	claim := newClaim("claim", "uid-claim", "500Mi", "", v1.ClaimPending, nil)
 	claim.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
 	own := newVolume("volume-own", "5Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)
 	own.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce, v1.ReadOnlyMany}
 	free := newVolume("volume-free", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
 	free.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
-	for _, v := range []*v1.PersistentVolume{own, free} {
-		reactor.AddVolume(v)
-		_ = ctrl.volumes.store.Add(v.DeepCopy())
-	}
-	reactor.AddClaim(claim)
-	_ = ctrl.claims.Add(claim.DeepCopy())
+	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{own, free}, []*v1.PersistentVolumeClaim{claim})
 	if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -79,22 +65,10 @@ func TestClaimGetsItsOwnVolumeInAnotherAccessModeGroup(t *testing.T) {
 // reserved is not unbound by the controller).
 func TestClaimCompletesTheBindItStartedAmongVolumesReservingIt(t *testing.T) {
 	for range 20 { // the reservation index returns the volumes in map order
-		_, ctx := ktesting.NewTestContext(t)
-		client := &fake.Clientset{}
-		ctrl, err := newTestController(ctx, client, nil, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
 		claim := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
 		started := newVolume("volume-b", "1Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
 		other := newVolume("volume-a", "1Gi", "", "claim", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
-		for _, v := range []*v1.PersistentVolume{started, other} {
-			reactor.AddVolume(v)
-			_ = ctrl.volumes.store.Add(v.DeepCopy())
-		}
-		reactor.AddClaim(claim)
-		_ = ctrl.claims.Add(claim.DeepCopy())
+		ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{started, other}, []*v1.PersistentVolumeClaim{claim})
 		if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
 			t.Fatalf("sync: %v", err)
 		}
