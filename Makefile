@@ -60,11 +60,11 @@ verify-image: image ## Import the image into a private containerd (apt-get conta
 rollout-tool: ## Build bin/pv-rollout (static), the manifest editor behind hack/rollout.sh
 	CGO_ENABLED=0 go build -trimpath -o $(BIN_DIR)/pv-rollout ./cmd/pv-rollout
 
-# client-go's detectors, on in unit tests, the model torture and e2e runs (docs/torture.md): an
-# informer's object mutated in place (a fast path that forgets to copy) panics; a watch-list answer
-# that differs from a list fails. Not yet in test-integration: with the mutation detector on,
+# client-go's detectors, on in unit tests and the model torture (docs/torture.md): an informer's
+# object mutated in place (a fast path that forgets to copy) panics; a watch-list answer that
+# differs from a list fails. Not yet in test-integration and e2e: with the mutation detector on,
 # TestRetroactiveStorageClassAssignment hung in 2 of 4 runs under load, with no binder goroutine
-# left in the dump (docs/torture.md, "Open").
+# left in the dump (docs/torture.md, "Open"); e2e waits until that is understood.
 DETECTORS := KUBE_CACHE_MUTATION_DETECTOR=true KUBE_WATCHLIST_INCONSISTENCY_DETECTOR=true
 
 .PHONY: test
@@ -159,7 +159,7 @@ bench-quick: ## Small-N smoke run of the benchmark (100 pairs) into _output/benc
 E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e
 e2e: ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
-	SYNC_PERIOD=5m PVCM_ENV="$(DETECTORS) $${PVCM_ENV:-}" hack/local-up.sh
+	SYNC_PERIOD=5m hack/local-up.sh
 	go build -o $(BIN_DIR)/pv-load ./cmd/pv-load
 	go build -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 	hack/build-tools.sh ginkgo
