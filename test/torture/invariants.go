@@ -61,7 +61,9 @@ type checker struct {
 	// provisioner set it.
 	userReserved map[types.UID]string
 	// retained: PV name -> the UID of the claim it was Released from, while the policy is Retain.
-	retained    map[string]types.UID
+	retained map[string]types.UID
+	// boundTo: claim UID -> the UID of the volume it was Bound to.
+	boundTo     map[types.UID]types.UID
 	binds       int
 	violations  []violation
 	trace       func(e event) // replays print every commit
@@ -73,7 +75,7 @@ func newChecker() *checker {
 	return &checker{
 		start: time.Now(), pvs: map[string]*v1.PersistentVolume{}, claims: map[string]*v1.PersistentVolumeClaim{},
 		byUID: map[types.UID]*v1.PersistentVolumeClaim{}, userPrebound: map[types.UID]string{},
-		userReserved: map[types.UID]string{}, retained: map[string]types.UID{},
+		userReserved: map[types.UID]string{}, retained: map[string]types.UID{}, boundTo: map[types.UID]types.UID{},
 	}
 }
 
@@ -217,6 +219,9 @@ func (c *checker) observeClaim(e event) {
 	pv := c.pvs[claim.Spec.VolumeName]
 	if old.Status.Phase != v1.ClaimBound && claim.Status.Phase == v1.ClaimBound {
 		c.binds++
+		if pv != nil {
+			c.boundTo[claim.UID] = pv.UID
+		}
 		switch {
 		case claim.Spec.VolumeName == "":
 			c.fail(e.RV, ruleRefsDisagree, "%s Bound without spec.volumeName", k)
@@ -257,16 +262,21 @@ func (c *checker) countTransition(e event) {
 
 // checkOneToOne: no two Bound claims on one PV, no claim on two Bound PVs.
 func (c *checker) checkOneToOne(rv int64) {
+	// Keyed by the volume's UID at each claim's bind: a claim still Bound to a deleted volume
+	// (its Lost write not made yet) while another claim binds the volume re-created under that
+	// name is not a double bind (the kubelet checks the claimRef's UID); the settled checks find
+	// a claim left Bound that way.
 	onPV := map[string]string{}
 	for _, k := range c.sortedClaims() {
 		claim := c.claims[k]
 		if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName == "" {
 			continue
 		}
-		if other, ok := onPV[claim.Spec.VolumeName]; ok {
+		id := claim.Spec.VolumeName + "/" + string(c.boundTo[claim.UID])
+		if other, ok := onPV[id]; ok {
 			c.fail(rv, ruleTwoClaimsOnePV, "%s and %s both Bound to %s", other, k, claim.Spec.VolumeName)
 		}
-		onPV[claim.Spec.VolumeName] = k
+		onPV[id] = k
 	}
 	forClaim := map[types.UID]string{}
 	for _, name := range c.sortedPVs() {
