@@ -437,12 +437,6 @@ func (s *apiServer) snapshot() ([]*v1.PersistentVolume, []*v1.PersistentVolumeCl
 	return pvs, pvcs
 }
 
-func (s *apiServer) lastRV() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rv
-}
-
 func (s *apiServer) lastBinderWrite() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
