@@ -19,6 +19,7 @@ limitations under the License.
 package persistentvolume
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics/testutil"
@@ -70,8 +72,14 @@ func TestPreboundClaimBindsWhenVolumeArrivesLater(t *testing.T) {
 		newVolumeArray("volume-l", "1Gi", "uid-l", "claim-l", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController),
 		[]*v1.PersistentVolumeClaim{withBound(claim, "volume-l")})
 
-	bindsAfter, _ := testutil.GetHistogramMetricCount(metrics.ClaimBindDuration.WithLabelValues(metrics.BindPathPrebound))
-	if bindsAfter != bindsBefore+1 {
+	// The bind is observed when bind() returns, a moment after its last
+	// write reached the reactor: poll for it.
+	var bindsAfter uint64
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, wait30s, true, func(context.Context) (bool, error) {
+		bindsAfter, _ = testutil.GetHistogramMetricCount(metrics.ClaimBindDuration.WithLabelValues(metrics.BindPathPrebound))
+		return bindsAfter >= bindsBefore+1, nil
+	})
+	if err != nil || bindsAfter != bindsBefore+1 {
 		t.Errorf("pv_controller_claim_bind_duration_seconds{path=prebound} count %d -> %d, want one more", bindsBefore, bindsAfter)
 	}
 }
