@@ -106,20 +106,33 @@ func TestVolumeReservingClaim(t *testing.T) {
 // every reserved claim gets its own volume, each free volume one claim.
 func TestStressReservedAndMatchedClaims(t *testing.T) {
 	const reservedClaims, matchedClaims, freeVolumes = 20, 30, 15
-	volumes := availableVolumes("free", freeVolumes)
+	// A claimRef carrying a UID names a claim that exists: a volume synced
+	// while its claim is in neither cache nor API server is Released, as
+	// upstream does, and a claim synced before the volume reserving it is in
+	// the cache goes to the matcher. So each of those claims is in the API
+	// server before its volume arrives, and queued once the volumes are
+	// cached; the claims reserved by name only arrive among the matched ones.
+	rc := startRunningControllerWithWorkers(t, stressWorkers, availableVolumes("free", freeVolumes), nil, injectedConflicts(10))
+	var uidReservedClaims []*v1.PersistentVolumeClaim
 	for i := range reservedClaims {
 		uid := ""
 		if i%2 == 0 {
 			uid = fmt.Sprintf("uid-r%02d", i)
+			claim := newClaim(fmt.Sprintf("claim-r%02d", i), uid, "1Gi", "", v1.ClaimPending, nil)
+			rc.reactor.AddClaim(claim.DeepCopy())
+			uidReservedClaims = append(uidReservedClaims, claim)
 		}
-		volumes = append(volumes, newVolume(fmt.Sprintf("reserved-%02d", i), "1Gi", uid, fmt.Sprintf("claim-r%02d", i), v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
+		rc.addVolume(newVolume(fmt.Sprintf("reserved-%02d", i), "1Gi", uid, fmt.Sprintf("claim-r%02d", i), v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
 	}
-	rc := startRunningControllerWithWorkers(t, stressWorkers, volumes, nil, injectedConflicts(10))
+	rc.waitForCaches(t, freeVolumes+reservedClaims, 0)
+	for _, claim := range uidReservedClaims {
+		rc.addClaim(claim)
+	}
 	for i := range max(reservedClaims, matchedClaims) {
 		if i < matchedClaims {
 			rc.addClaim(newClaim(fmt.Sprintf("claim-m%02d", i), fmt.Sprintf("uid-m%02d", i), "1Gi", "", v1.ClaimPending, nil))
 		}
-		if i < reservedClaims {
+		if i < reservedClaims && i%2 == 1 {
 			rc.addClaim(newClaim(fmt.Sprintf("claim-r%02d", i), fmt.Sprintf("uid-r%02d", i), "1Gi", "", v1.ClaimPending, nil))
 		}
 	}
