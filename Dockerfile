@@ -2,8 +2,8 @@
 # builds the same image without an engine: FROM scratch, the static binaries (the binder and the
 # kubectl plugin kubectl-pvc_why), uid 65532.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t pv-controller-manager:dev .
-# It builds the default Kubernetes release (patches/UPSTREAM); for another one use
-# `make image KUBE_VERSION=v1.35.4` (docs/releases.md), or run docker build in its release tree.
+# It builds the default Kubernetes release (releases/DEFAULT); for another one use
+# `make image KUBE_VERSION=v1.35.4` (docs/maintainers/patches-and-releases.md).
 FROM golang:1.26.8 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -12,7 +12,7 @@ COPY . .
 ARG VERSION=dev
 ARG REVISION=unknown
 RUN GOWORK=off CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X github.com/fastpv/pv-controller-manager/pkg/version.Version=${VERSION} -X github.com/fastpv/pv-controller-manager/pkg/version.Upstream=$(tr -d '[:space:]' < patches/UPSTREAM) -X github.com/fastpv/pv-controller-manager/pkg/version.GitCommit=${REVISION}" \
+      -ldflags "-s -w -X github.com/fastpv/pv-controller-manager/pkg/version.Version=${VERSION} -X github.com/fastpv/pv-controller-manager/pkg/version.Upstream=$(tr -d '[:space:]' < releases/$(tr -d '[:space:]' < releases/DEFAULT)/UPSTREAM) -X github.com/fastpv/pv-controller-manager/pkg/version.GitCommit=${REVISION}" \
       -o /out/usr/local/bin/pv-controller-manager ./cmd/pv-controller-manager && \
     GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/usr/local/bin/kubectl-pvc_why ./cmd/kubectl-pvc_why && \
     mkdir -p /out/etc /out/tmp && chmod 1777 /out/tmp && \

@@ -8,10 +8,20 @@ VENDORED_PKG="pkg/controller/volume/persistentvolume"
 # Sub-packages of VENDORED_PKG that travel with it; their import paths are rewritten to our module.
 VENDORED_SUBPKGS=(metrics testing)
 
-# upstream_tag prints the k8s.io/kubernetes tag we track (patches/UPSTREAM).
-upstream_tag() {
-  tr -d '[:space:]' <"${REPO_ROOT}/patches/UPSTREAM"
-}
+# Every Go module of the repository, written once: hack/verify/verify-gomod.sh keeps them tidy and
+# checks that no go.mod is missing here.
+GO_MODULES=(. hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport hack/tools/kind-lb hack/tools/runc-dropcap test/e2e)
+# The modules that build upstream code, pinned to the release's k8s.io/kubernetes (pin-kubernetes.sh).
+K8S_MODULES=(. hack/tools)
+# The modules whose go.mod a release line carries (releases/<line>/{go.mod, tools/, etcd/}).
+RELEASE_MODULES=(. hack/tools hack/tools/etcd)
+# Our small tools with tests of their own (make test).
+TESTED_TOOL_MODULES=(hack/tools/benchreport hack/tools/kind-lb hack/tools/runc-dropcap)
+
+# Tool versions not pinned by a go.mod, written once (an environment variable of the same name wins).
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+KIND_VERSION="${KIND_VERSION:-v0.33.0}"           # make e2e-kind only
+CRI_TOOLS_VERSION="${CRI_TOOLS_VERSION:-v1.37.0}" # crictl in kind's node image
 
 # upstream_dir TAG downloads k8s.io/kubernetes@TAG into the module cache if needed and prints its directory.
 upstream_dir() {
@@ -24,108 +34,38 @@ upstream_dir() {
   echo "${dir}"
 }
 
-# The release lines we carry besides the default one (patches/UPSTREAM): each has a directory
-# releases/<line>/ (docs/releases.md) with its UPSTREAM tag, its series, the patches that had to be
-# adapted to it (patches/), and the go.mod/go.sum of the binary, the tools and etcd for it.
-RELEASES_DIR="${REPO_ROOT}/releases"
+# The patch series and the release lines: hack/release/series.sh.
+source "${REPO_ROOT}/hack/release/series.sh"
 
-# release_line v1.36.3 -> v1.36
-release_line() {
-  local v="$1"
-  v="${v#v}"
-  echo "v${v%%.*}.$(echo "${v}" | cut -d. -f2)"
-}
+# The release a script works on: KUBE_VERSION (make passes it), by default the default line's tag.
+# Another carried release builds in this same tree, without a copy: its module files
+# (releases/<line>/go.mod, tools/, etcd/) by -modfile, and its generated files (vendored
+# controller, integration port, releases/<line>/src/) by -overlay (hack/release/release-overlay.sh).
+# Its binaries go to bin/<version>, its upstream tools to _output/releases/<version>/tools/bin.
+KUBE_VERSION="${KUBE_VERSION:-$(upstream_tag)}"
+if [[ "${KUBE_VERSION}" != "$(upstream_tag)" ]]; then
+  RELEASE_LINE="$(line_of "${KUBE_VERSION}")" || exit 2
+  RELEASE_OUT="${REPO_ROOT}/_output/releases/${KUBE_VERSION}"
+  TOOLS_BIN="${TOOLS_BIN:-${RELEASE_OUT}/tools/bin}"
+  BIN_DIR="${BIN_DIR:-${REPO_ROOT}/bin/${KUBE_VERSION}}"
+  export GOWORK=off
+else
+  RELEASE_LINE="$(default_line)"
+  RELEASE_OUT=""
+  TOOLS_BIN="${TOOLS_BIN:-${REPO_ROOT}/_output/tools/bin}"
+  BIN_DIR="${BIN_DIR:-${REPO_ROOT}/bin}"
+fi
+export KUBE_VERSION
 
-# patch_files PATCH lists the files a patch touches.
-patch_files() {
-  awk '/^diff --git a\// { print substr($3, 3) }' "$1"
-}
-
-# apply_entry DIR ENTRY applies one entry of patches/series to the tree at DIR: the shared patch
-# patches/ENTRY, or, when this tree carries an adapted version patches/release/ENTRY, the shared
-# patch's changes to the files the adapted one does not carry, then the adapted one. An adapted
-# patch holds only the files whose change differs on its release, so a patch's new files (and any
-# hunk that still applies) are written once, for every release.
-# Extra arguments are passed to git apply (for example --3way or --check). VARIANTS_DIR overrides
-# where the adapted patches are read from (hack/rebase.sh reads them from releases/<line>/patches).
-apply_entry() {
-  local dir="$1" entry="$2"
-  shift 2
-  local shared="${REPO_ROOT}/patches/${entry}" variant="${VARIANTS_DIR:-${REPO_ROOT}/patches/release}/${entry}"
-  if [[ ! -f "${variant}" ]]; then
-    (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${shared}")
-    return
-  fi
-  if [[ ! -f "${shared}" ]]; then # a patch only this release carries
-    (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${variant}")
-    return
-  fi
-  local includes=() f
-  while read -r f; do
-    [[ -z "${f}" ]] && continue
-    patch_files "${variant}" | grep -qxF "${f}" || includes+=("--include=${f}")
-  done < <(patch_files "${shared}")
-  if [[ ${#includes[@]} -gt 0 ]]; then
-    (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${includes[@]}" "${shared}") || return 1
-  fi
-  (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${variant}")
-}
-
-# series_entries [FILE] prints the entries of a series file (default patches/series), comments
-# and blank lines dropped.
-series_entries() {
-  local patch
-  while read -r patch; do
-    patch="${patch%%#*}"
-    patch="$(echo "${patch}" | tr -d '[:space:]')"
-    [[ -n "${patch}" ]] && echo "${patch}"
-  done <"${1:-${REPO_ROOT}/patches/series}"
-}
-
-# entry_source ENTRY prints the patch file whose header (author, date, message) an entry carries:
-# the adapted one if this tree has it, else the shared one.
-entry_source() {
-  local variant="${VARIANTS_DIR:-${REPO_ROOT}/patches/release}/$1"
-  if [[ -f "${variant}" ]]; then echo "${variant}"; else echo "${REPO_ROOT}/patches/$1"; fi
-}
-
-# commit_entry DIR ENTRY [git apply args]: applies a series entry to the git work tree DIR and
-# commits it with the patch's author, date and message, as git am would (for an entry in two parts
-# too). With --3way, a conflict leaves the work tree for a human and returns 1 without committing.
-commit_entry() {
-  local dir="$1" entry="$2"
-  shift 2
-  apply_entry "${dir}" "${entry}" "$@" || return 1
-  commit_entry_message "${dir}" "${entry}"
-}
-
-# commit_entry_message DIR ENTRY commits what is staged in DIR with ENTRY's header.
-commit_entry_message() {
-  local dir="$1" entry="$2" tmp info date
-  tmp="$(mktemp -d)"
-  info="$(git mailinfo "${tmp}/msg" "${tmp}/patch" <"$(entry_source "${entry}")")"
-  git -C "${dir}" add -A
-  date="$(sed -n 's/^Date: //p' <<<"${info}")"
-  GIT_AUTHOR_NAME="$(sed -n 's/^Author: //p' <<<"${info}")" GIT_AUTHOR_EMAIL="$(sed -n 's/^Email: //p' <<<"${info}")" \
-    GIT_AUTHOR_DATE="${date}" GIT_COMMITTER_DATE="${date}" \
-    git -C "${dir}" -c user.name=pv-controller-manager -c user.email=pv-controller-manager@invalid \
-    commit -q --allow-empty -F <({ sed -n 's/^Subject: //p' <<<"${info}"; echo; cat "${tmp}/msg"; })
-  rm -rf "${tmp}"
-}
-
-# copy_upstream TAG DIR copies the files of VENDORED_PKG (and the carried sub-packages) of
-# k8s.io/kubernetes@TAG into the tree at DIR, at upstream's path.
-copy_upstream() {
-  local src
-  src="$(upstream_dir "$1")/${VENDORED_PKG}" || return 1
-  rm -rf "${2:?}/${VENDORED_PKG}"
-  mkdir -p "$2/${VENDORED_PKG}"
-  cp "${src}"/*.go "$2/${VENDORED_PKG}/"
-  for sub in "${VENDORED_SUBPKGS[@]}"; do
-    mkdir -p "$2/${VENDORED_PKG}/${sub}"
-    cp "${src}/${sub}"/*.go "$2/${VENDORED_PKG}/${sub}/"
-  done
-  chmod -R u+w "$2/${VENDORED_PKG}"
+# module_flags MODULE prints the go flags that build MODULE (., hack/tools or hack/tools/etcd) for
+# KUBE_VERSION: nothing for the default release.
+module_flags() {
+  [[ -n "${RELEASE_OUT}" ]] || return 0
+  case "$1" in
+  .) echo "-modfile=${RELEASES_DIR}/${RELEASE_LINE}/go.mod -overlay=${RELEASE_OUT}/overlay.json" ;;
+  hack/tools) echo "-modfile=${RELEASES_DIR}/${RELEASE_LINE}/tools/go.mod" ;;
+  hack/tools/etcd) echo "-modfile=${RELEASES_DIR}/${RELEASE_LINE}/etcd/go.mod" ;;
+  esac
 }
 
 # stop_pidfile FILE [TENTHS]: stops the process whose pid FILE holds (TERM, then waits up to
@@ -137,4 +77,22 @@ stop_pidfile() {
   kill "${pid}" 2>/dev/null || true
   for _ in $(seq 1 "${tenths}"); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.1; done
   rm -f "${file}"
+}
+
+# kwok_create_cluster NAME LOG [kwokctl create args...]: a kwokctl cluster of the binary runtime on
+# the upstream binaries in TOOLS_BIN (hack/cluster/build-tools.sh), waiting up to 120 s; kwokctl's
+# output goes to LOG, printed when it fails. Used by hack/cluster/local-up.sh and hack/e2e/e2e-node.sh.
+kwok_create_cluster() {
+  local name="$1" log="$2"
+  shift 2
+  "${TOOLS_BIN:?}/kwokctl" create cluster --name "${name}" --runtime binary \
+    --etcd-binary "${TOOLS_BIN}/etcd" \
+    --kube-apiserver-binary "${TOOLS_BIN}/kube-apiserver" \
+    --kube-controller-manager-binary "${TOOLS_BIN}/kube-controller-manager" \
+    --kube-scheduler-binary "${TOOLS_BIN}/kube-scheduler" \
+    --kwok-controller-binary "${TOOLS_BIN}/kwok" \
+    --wait 120s --quiet-pull "$@" >"${log}" 2>&1 || {
+    cat "${log}" >&2
+    return 1
+  }
 }

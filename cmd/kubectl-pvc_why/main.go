@@ -6,9 +6,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/fastpv/pv-controller-manager/pkg/pvcwhy"
+	"github.com/fastpv/pv-controller-manager/pkg/pvcwhy/plugin"
 )
 
 func main() {
-	os.Exit(pvcwhy.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(plugin.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

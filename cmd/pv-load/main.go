@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +35,8 @@ func main() {
 		// CPU is taken from the binder under test on a small machine.
 		contentType = flag.String("content-type", runtime.ContentTypeProtobuf, "content type of requests and watches (application/vnd.kubernetes.protobuf or application/json)")
 	)
-	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, "prebound | claimref (PVs reserve their claims by claimRef, claims without volumeName) | pvc-first | matched | provisioning (claims of an external provisioner's class; pv-load creates their PVs as external-provisioner does) | wffc (WaitForFirstConsumer local PVs on the nodes, claims and a pod each; the scheduler picks) | write-ceiling (the apiserver's write throughput; run it with no binder)")
+	flag.StringVar(&cfg.Scenario, "scenario", loadgen.ScenarioPrebound, scenarioHelp())
+	list := flag.Bool("list", false, "print the scenarios, one per line: name, make bench's count variable, sync period (\"\" for the default), in make bench's default set, help; tab-separated")
 	flag.StringVar(&cfg.Namespace, "namespace", "pv-load", "namespace of the claims (created if missing)")
 	flag.StringVar(&cfg.Prefix, "prefix", "load", "name prefix and loadgen label value of the objects")
 	flag.IntVar(&cfg.Count, "count", 300, "number of PV/PVC pairs")
@@ -45,10 +47,28 @@ func main() {
 	flag.BoolVar(&cfg.WithPods, "with-pods", false, "prebound: also create a Pod per claim")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up waiting for Bound after this long")
 	flag.Parse()
+	if *list {
+		for _, s := range loadgen.Scenarios() {
+			b := s.Bench()
+			fmt.Printf("%s\t%s\t%s\t%t\t%s\n", s.Name(), b.Counts, b.SyncPeriod, b.Default, s.Help())
+		}
+		return
+	}
 	if err := run(*kubeconfig, *contentType, cfg, float32(*qps), *jsonOut, *cleanup, !*noProgress); err != nil {
 		fmt.Fprintln(os.Stderr, "pv-load:", err)
 		os.Exit(1)
 	}
+}
+
+// scenarioHelp lists the registered scenarios for --scenario's help.
+func scenarioHelp() string {
+	var b strings.Builder
+	b.WriteString("the load (pv-load --list):")
+	for _, s := range loadgen.Scenarios() {
+		fmt.Fprintf(&b, "\n  %s: %s", s.Name(), s.Help())
+	}
+	b.WriteString("\n  " + loadgen.ScenarioWriteCeiling + ": the apiserver's write throughput for the writes of a bind; run it with no binder")
+	return b.String()
 }
 
 // waitForRunningPods polls the run's pods until all are Running or two minutes pass.

@@ -1,5 +1,5 @@
 // Command pv-rollout switches a control-plane node between KCM's PersistentVolume binder and
-// pv-controller-manager by editing static pod manifests (docs/rollout.md). hack/rollout.sh runs it.
+// pv-controller-manager by editing static pod manifests (docs/operators/rollout.md). deploy/rollout.sh runs it.
 //
 //	pv-rollout enable  [flags]   KCM without its binder, our static pod installed (original backed up)
 //	pv-rollout disable [flags]   our static pod removed, KCM's manifest restored byte for byte

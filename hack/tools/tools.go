@@ -1,7 +1,7 @@
 //go:build tools
 
 // Package tools pins the upstream binaries we build for local clusters, e2e and benchmarks
-// (hack/build-tools.sh). They come from the same k8s.io/kubernetes release as our controller.
+// (hack/cluster/build-tools.sh). They come from the same k8s.io/kubernetes release as our controller.
 package tools
 
 import (

@@ -8,27 +8,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
+
+	"github.com/fastpv/pv-controller-manager/pkg/loadgen/result"
 )
 
 // ScenarioWriteCeiling measures the apiserver, not a binder: run it with no binder running.
 const ScenarioWriteCeiling = "write-ceiling"
 
 // CeilingResult is the apiserver's write throughput for the writes a bind needs.
-type CeilingResult struct {
-	Pairs       int `json:"pairs"`
-	Concurrency int `json:"concurrency"`
-	// Creates: Pairs PVs and Pairs PVCs, as the seed load creates them.
-	Creates        int           `json:"creates"`
-	CreateDuration time.Duration `json:"createDurationNs"`
-	// BindWrites: per pair the four writes of a bind (PV update, PV status, PVC update, PVC status),
-	// issued by Concurrency clients, pair after pair like a binder's workers.
-	BindWrites        int           `json:"bindWrites"`
-	BindWriteDuration time.Duration `json:"bindWriteDurationNs"`
-	// WritesPerSecond over creates and bind writes together.
-	WritesPerSecond float64 `json:"writesPerSecond"`
-	// BindWritesPerSecond over the bind writes alone.
-	BindWritesPerSecond float64 `json:"bindWritesPerSecond"`
-}
+type CeilingResult = result.Ceiling
 
 // MeasureWriteCeiling creates cfg.Count PV/PVC pairs, then performs on each pair the four writes a
 // bind performs (the PV's claimRef, its status, the claim's annotations, its status), with
@@ -87,11 +75,4 @@ func MeasureWriteCeiling(ctx context.Context, client clientset.Interface, cfg Co
 	res.BindWritesPerSecond = float64(res.BindWrites) / res.BindWriteDuration.Seconds()
 	res.WritesPerSecond = float64(res.Creates+res.BindWrites) / (res.CreateDuration + res.BindWriteDuration).Seconds()
 	return res, nil
-}
-
-// Summary is one line for humans.
-func (r *CeilingResult) Summary() string {
-	return fmt.Sprintf("write ceiling: %d creates in %s, %d bind writes in %s (%.0f/s); %.0f writes/s overall, %d clients",
-		r.Creates, r.CreateDuration.Round(time.Millisecond), r.BindWrites, r.BindWriteDuration.Round(time.Millisecond),
-		r.BindWritesPerSecond, r.WritesPerSecond, r.Concurrency)
 }

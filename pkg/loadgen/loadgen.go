@@ -1,9 +1,7 @@
 package loadgen
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -19,28 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-)
 
-// Scenario names.
-const (
-	ScenarioPrebound = "prebound"
-	ScenarioPVCFirst = "pvc-first"
-	ScenarioMatched  = "matched"
-	// ScenarioClaimRef: each PV reserves its claim by spec.claimRef (namespace and name, as the
-	// Kubernetes docs teach operators; external-provisioner and kube-scheduler write the same),
-	// and the claim has no volumeName.
-	ScenarioClaimRef = "claimref"
-)
-
-// Orders in which prebound and claimref create each pair (Config.Order).
-const (
-	OrderPVFirst    = "pv-first"    // the PV, then its claim (the default)
-	OrderClaimFirst = "claim-first" // the claim, then its PV
-	OrderTogether   = "together"    // both at once, from two goroutines
+	"github.com/fastpv/pv-controller-manager/pkg/loadgen/result"
 )
 
 // Config describes one run.
 type Config struct {
+	// Scenario is a registered scenario's name (Names()).
 	Scenario    string
 	Namespace   string
 	Prefix      string // object names are Prefix-00001 ...
@@ -54,7 +37,7 @@ type Config struct {
 	// (0: at least one).
 	Nodes int
 	// Order is how prebound and claimref create each pair: OrderPVFirst ("" too), OrderClaimFirst
-	// or OrderTogether.
+	// or OrderTogether; the same as naming the scenario prebound-claim-first, ...
 	Order string
 	// Timeout bounds the wait for all claims to be Bound.
 	Timeout time.Duration
@@ -62,66 +45,29 @@ type Config struct {
 	Progress io.Writer
 }
 
-// Sample is one claim's measurement.
-type Sample struct {
-	Claim   string        `json:"claim"`
-	Latency time.Duration `json:"latencyNs"`
-}
-
-// Result is what Run measured.
-type Result struct {
-	Scenario string `json:"scenario"`
-	// Order is Config.Order of prebound and claimref runs.
-	Order string `json:"order,omitempty"`
-	Count int    `json:"count"`
-	// Samples, sorted by latency, for the claims that became Bound.
-	Samples []Sample `json:"samples"`
-	// TimeToAllBound is from the first create call to the last claim Bound.
-	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
-	// Unbound counts the claims not Bound when Timeout expired.
-	Unbound int `json:"unbound"`
-	// PodScheduled (wffc): pod create call to spec.nodeName set, sorted, for the scheduled pods.
-	PodScheduled []Sample `json:"podScheduled,omitempty"`
-	// VolumeReserved (wffc): pod create call to the scheduler's write of the PV's claimRef.
-	VolumeReserved []Sample `json:"volumeReserved,omitempty"`
-}
-
-// Percentile returns the p-th percentile (0 < p <= 100) of the bound claims' latencies.
-func (r *Result) Percentile(p float64) time.Duration {
-	if len(r.Samples) == 0 {
-		return 0
-	}
-	i := int(float64(len(r.Samples))*p/100+0.5) - 1
-	i = max(0, min(i, len(r.Samples)-1))
-	return r.Samples[i].Latency
-}
-
-// Summary is one line with p50/p90/p99/max and time to all bound (and, for wffc, a second line:
-// pod create to scheduled).
-func (r *Result) Summary() string {
-	if len(r.PodScheduled) > 0 {
-		p := &Result{Samples: r.PodScheduled}
-		return r.bindSummary() + fmt.Sprintf("\n%s: %d/%d pods scheduled; pod->scheduled p50 %s p90 %s p99 %s max %s",
-			r.Scenario, len(r.PodScheduled), r.Count, p.Percentile(50).Round(time.Millisecond), p.Percentile(90).Round(time.Millisecond),
-			p.Percentile(99).Round(time.Millisecond), p.Percentile(100).Round(time.Millisecond))
-	}
-	return r.bindSummary()
-}
-
-func (r *Result) bindSummary() string {
-	return fmt.Sprintf("%s: %d/%d bound; claim->Bound p50 %s p90 %s p99 %s max %s; all bound after %s",
-		r.Scenario, len(r.Samples), r.Count,
-		r.Percentile(50).Round(time.Millisecond), r.Percentile(90).Round(time.Millisecond),
-		r.Percentile(99).Round(time.Millisecond), r.Percentile(100).Round(time.Millisecond),
-		r.TimeToAllBound.Round(time.Millisecond))
-}
+// Sample is one claim's measurement; Result is what Run measured (package result, which the
+// benchmark report reads too).
+type (
+	Sample = result.Sample
+	Result = result.Result
+)
 
 func (c *Config) name(i int) string { return fmt.Sprintf("%s-%05d", c.Prefix, i) }
 
-// Volume returns the i-th volume of the run. The pvc-first and prebound claims name it; in the
-// claimref scenario it reserves the i-th claim.
+// Volume returns the i-th volume of the run, as its scenario shapes it (Scenario.Shape).
 func (c *Config) Volume(i int) *v1.PersistentVolume {
-	pv := &v1.PersistentVolume{
+	_, volume := c.objects(i)
+	return volume
+}
+
+// Claim returns the i-th claim of the run, as its scenario shapes it.
+func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
+	claim, _ := c.objects(i)
+	return claim
+}
+
+func (c *Config) objects(i int) (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
+	volume := &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Labels: map[string]string{"loadgen": c.Prefix}},
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
@@ -133,14 +79,6 @@ func (c *Config) Volume(i int) *v1.PersistentVolume {
 			},
 		},
 	}
-	if c.Scenario == ScenarioClaimRef {
-		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: c.Namespace, Name: c.name(i)}
-	}
-	return pv
-}
-
-// Claim returns the i-th claim; it names its volume unless the scenario is matched or claimref.
-func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 	claim := &v1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: c.name(i), Namespace: c.Namespace, Labels: map[string]string{"loadgen": c.Prefix}},
 		Spec: v1.PersistentVolumeClaimSpec{
@@ -149,16 +87,24 @@ func (c *Config) Claim(i int) *v1.PersistentVolumeClaim {
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}
-	switch c.Scenario {
-	case ScenarioMatched, ScenarioClaimRef:
-	case ScenarioProvisioning:
-		claim.Spec.StorageClassName = ptr.To(c.StorageClassName())
-	case ScenarioWFFC:
-		claim.Spec.StorageClassName = ptr.To(c.LocalClassName())
-	default:
-		claim.Spec.VolumeName = c.name(i)
+	if s, err := c.scenario(); err == nil {
+		s.Shape(c, i, claim, volume)
 	}
-	return claim
+	return claim, volume
+}
+
+// scenario resolves Scenario and Order to a registered scenario.
+func (c *Config) scenario() (Scenario, error) {
+	switch c.Order {
+	case "", OrderPVFirst:
+		return Lookup(c.Scenario)
+	case OrderClaimFirst, OrderTogether:
+		if c.Scenario != ScenarioPrebound && c.Scenario != ScenarioClaimRef {
+			return nil, fmt.Errorf("loadgen: order %q applies to the %s and %s scenarios only, not %q", c.Order, ScenarioPrebound, ScenarioClaimRef, c.Scenario)
+		}
+		return Lookup(c.Scenario + "-" + c.Order)
+	}
+	return nil, fmt.Errorf("loadgen: unknown order %q (want %s, %s or %s)", c.Order, OrderPVFirst, OrderClaimFirst, OrderTogether)
 }
 
 // Pod returns the i-th pod, which mounts the i-th claim.
@@ -181,14 +127,9 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	if cfg.Count <= 0 || cfg.Concurrency <= 0 || cfg.Namespace == "" || cfg.Prefix == "" {
 		return nil, fmt.Errorf("loadgen: count, concurrency, namespace and prefix are required")
 	}
-	switch cfg.Order {
-	case "", OrderPVFirst:
-	case OrderClaimFirst, OrderTogether:
-		if cfg.Scenario != ScenarioPrebound && cfg.Scenario != ScenarioClaimRef {
-			return nil, fmt.Errorf("loadgen: order %q applies to the %s and %s scenarios only, not %q", cfg.Order, ScenarioPrebound, ScenarioClaimRef, cfg.Scenario)
-		}
-	default:
-		return nil, fmt.Errorf("loadgen: unknown order %q (want %s, %s or %s)", cfg.Order, OrderPVFirst, OrderClaimFirst, OrderTogether)
+	scenario, err := cfg.scenario()
+	if err != nil {
+		return nil, err
 	}
 	tracker := newBindTracker(cfg.Count)
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -196,86 +137,8 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 	if err := tracker.watch(watchCtx, client, cfg.Namespace, cfg.Prefix); err != nil {
 		return nil, err
 	}
-
-	start := time.Now()
-	var err error
-	var pods *podTracker  // wffc: when each pod was scheduled
-	var prov *provisioner // provisioning: pv-load's stand-in for external-provisioner
-	switch cfg.Scenario {
-	case ScenarioPrebound, ScenarioClaimRef:
-		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-			if err := createPair(ctx, client, cfg, i, tracker); err != nil {
-				return err
-			}
-			if cfg.WithPods {
-				_, err := client.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.Pod(i), metav1.CreateOptions{})
-				return err
-			}
-			return nil
-		})
-	case ScenarioPVCFirst:
-		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createClaim(ctx, client, cfg.Claim(i)) })
-		if err == nil {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(cfg.PVDelay):
-			}
-			start = time.Now()
-			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-				tracker.started(cfg.name(i), time.Now())
-				return createVolume(ctx, client, cfg.Volume(i))
-			})
-		}
-	case ScenarioProvisioning:
-		if err = ensureStorageClass(ctx, client, &cfg); err != nil {
-			return nil, err
-		}
-		if prov, err = startProvisioner(watchCtx, client, &cfg, cfg.Concurrency); err != nil {
-			return nil, err
-		}
-		start = time.Now()
-		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-			tracker.started(cfg.name(i), time.Now())
-			return createClaim(ctx, client, cfg.Claim(i))
-		})
-	case ScenarioWFFC:
-		var hostnames []string
-		if hostnames, err = schedulableHostnames(ctx, client, cfg.Nodes); err != nil {
-			return nil, err
-		}
-		if err = ensureLocalStorageClass(ctx, client, &cfg); err != nil {
-			return nil, err
-		}
-		if pods, err = trackScheduledPods(watchCtx, client, &cfg); err != nil {
-			return nil, err
-		}
-		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-			return createVolume(ctx, client, cfg.LocalVolume(i, hostnames[i%len(hostnames)]))
-		})
-		if err == nil {
-			start = time.Now()
-			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-				if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
-					return err
-				}
-				tracker.started(cfg.name(i), time.Now())
-				_, err := client.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.Pod(i), metav1.CreateOptions{})
-				return err
-			})
-		}
-	case ScenarioMatched:
-		err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error { return createVolume(ctx, client, cfg.Volume(i)) })
-		if err == nil {
-			start = time.Now()
-			err = forEach(ctx, cfg.Count, cfg.Concurrency, func(i int) error {
-				tracker.started(cfg.name(i), time.Now())
-				return createClaim(ctx, client, cfg.Claim(i))
-			})
-		}
-	default:
-		return nil, fmt.Errorf("loadgen: unknown scenario %q (want %s, %s, %s, %s, %s or %s)", cfg.Scenario, ScenarioPrebound, ScenarioClaimRef, ScenarioPVCFirst, ScenarioMatched, ScenarioProvisioning, ScenarioWFFC)
-	}
+	env := &Env{Client: client, Config: &cfg, Watch: watchCtx, tracker: tracker}
+	start, err := scenario.Create(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -300,22 +163,13 @@ func Run(ctx context.Context, client clientset.Interface, cfg Config) (*Result, 
 		fmt.Fprintf(cfg.Progress, "\r%s %s\n", progressBar(int(tracker.count.Load()), cfg.Count), time.Since(start).Round(100*time.Millisecond))
 	}
 	r := tracker.result(cfg, start)
-	if prov != nil {
-		if err := prov.failure(); err != nil {
-			return nil, err // the claims it failed left unbound say nothing about the binder
-		}
+	r.Scenario = scenario.Name()
+	if l, ok := scenario.(interface{ labels() (string, string) }); ok {
+		r.Scenario, r.Order = l.labels()
 	}
-	if pods != nil {
-		// The binder's part ends at Bound; the scheduler then notices it (it polls) and binds the pod.
-		deadline := time.Now().Add(cfg.Timeout)
-		for len(pods.samples(tracker.startedCopy())) < len(r.Samples) && time.Now().Before(deadline) && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-		r.PodScheduled = pods.samples(tracker.startedCopy())
-		r.VolumeReserved = pods.reservedSamples(tracker.startedCopy())
+	r.WritesAfterStart = scenario.WritesAfterStart(cfg.Count)
+	if err := scenario.Finish(ctx, env, r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -333,42 +187,7 @@ func progressBar(done, total int) string {
 	return fmt.Sprintf("[%s] %d/%d bound", bar, done, total)
 }
 
-func createVolume(ctx context.Context, client clientset.Interface, pv *v1.PersistentVolume) error {
-	_, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
-	return err
-}
-
-func createClaim(ctx context.Context, client clientset.Interface, pvc *v1.PersistentVolumeClaim) error {
-	_, err := client.CoreV1().PersistentVolumeClaims(pvc.Namespace).Create(ctx, pvc, metav1.CreateOptions{})
-	return err
-}
-
 // forEach runs fn(1..n) on `workers` goroutines and returns the first error.
-// createPair creates the i-th PV and claim in cfg.Order. A claim's latency counts from its own
-// create call, or, when both are sent at once, from the first of the two.
-func createPair(ctx context.Context, client clientset.Interface, cfg Config, i int, tracker *bindTracker) error {
-	switch cfg.Order {
-	case OrderClaimFirst:
-		tracker.started(cfg.name(i), time.Now())
-		if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
-			return err
-		}
-		return createVolume(ctx, client, cfg.Volume(i))
-	case OrderTogether:
-		tracker.started(cfg.name(i), time.Now())
-		volumeErr := make(chan error, 1)
-		go func() { volumeErr <- createVolume(ctx, client, cfg.Volume(i)) }()
-		claimErr := createClaim(ctx, client, cfg.Claim(i))
-		return errors.Join(claimErr, <-volumeErr)
-	default:
-		if err := createVolume(ctx, client, cfg.Volume(i)); err != nil {
-			return err
-		}
-		tracker.started(cfg.name(i), time.Now())
-		return createClaim(ctx, client, cfg.Claim(i))
-	}
-}
-
 func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
 	next := atomic.Int64{}
 	var firstErr error
@@ -513,9 +332,6 @@ func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
 	t.lock.Lock()
 	defer t.lock.Unlock()
 	r := &Result{Scenario: cfg.Scenario, Count: cfg.Count}
-	if cfg.Scenario == ScenarioPrebound || cfg.Scenario == ScenarioClaimRef {
-		r.Order = cmp.Or(cfg.Order, OrderPVFirst)
-	}
 	var last time.Time
 	for name, at := range t.bound {
 		started, ok := t.start[name]
@@ -538,8 +354,12 @@ func (t *bindTracker) result(cfg Config, firstCreate time.Time) *Result {
 
 // Verify checks the final state: every claim of the run is Bound to exactly one volume, every
 // volume of the run is Bound to exactly one claim, and the two sides agree (claimRef UID too).
-// For pre-bound scenarios (prebound, pvc-first, claimref) each claim must have its own volume.
+// The scenario checks the rest (Scenario.CheckBind): for pre-bound ones, each claim has its own volume.
 func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
+	scenario, err := cfg.scenario()
+	if err != nil {
+		return err
+	}
 	selector := metav1.ListOptions{LabelSelector: "loadgen=" + cfg.Prefix}
 	pvcs, err := client.CoreV1().PersistentVolumeClaims(cfg.Namespace).List(ctx, selector)
 	if err != nil {
@@ -565,10 +385,10 @@ func Verify(ctx context.Context, client clientset.Interface, cfg Config) error {
 			problems = append(problems, fmt.Sprintf("claim %s names volume %q that is not part of the run", claim.Name, claim.Spec.VolumeName))
 		case pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Name != claim.Name || pv.Spec.ClaimRef.Namespace != claim.Namespace || pv.Spec.ClaimRef.UID != claim.UID:
 			problems = append(problems, fmt.Sprintf("claim %s names volume %s whose claimRef is %v", claim.Name, pv.Name, pv.Spec.ClaimRef))
-		case cfg.Scenario == ScenarioProvisioning && claim.Spec.VolumeName != "pvc-"+string(claim.UID):
-			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to the volume provisioned for it", claim.Name, claim.Spec.VolumeName))
-		case cfg.Scenario != ScenarioMatched && cfg.Scenario != ScenarioProvisioning && cfg.Scenario != ScenarioWFFC && claim.Spec.VolumeName != claim.Name:
-			problems = append(problems, fmt.Sprintf("claim %s is bound to %s, not to its own volume", claim.Name, claim.Spec.VolumeName))
+		default:
+			if problem := scenario.CheckBind(&cfg, claim); problem != "" {
+				problems = append(problems, problem)
+			}
 		}
 		claimsOfVolume[claim.Spec.VolumeName]++
 	}

@@ -27,6 +27,70 @@ import (
 // create call to the claim Bound; the time to the pod scheduled (spec.nodeName) is reported too.
 const ScenarioWFFC = "wffc"
 
+type wffc struct{ base }
+
+func init() { Register(wffc{}) }
+
+func (wffc) Name() string { return ScenarioWFFC }
+func (wffc) Help() string {
+	return "WaitForFirstConsumer local PVs on the nodes, then claims and a pod each; kube-scheduler picks (--nodes)"
+}
+
+func (wffc) Shape(c *Config, _ int, claim *v1.PersistentVolumeClaim, _ *v1.PersistentVolume) {
+	claim.Spec.StorageClassName = ptr.To(c.LocalClassName())
+}
+
+func (wffc) Create(ctx context.Context, env *Env) (time.Time, error) {
+	cfg, client := env.Config, env.Client
+	hostnames, err := schedulableHostnames(ctx, client, cfg.Nodes)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if err := ensureLocalStorageClass(ctx, client, cfg); err != nil {
+		return time.Time{}, err
+	}
+	pods, err := trackScheduledPods(env.Watch, client, cfg)
+	if err != nil {
+		return time.Time{}, err
+	}
+	env.state = pods
+	if err := env.ForEach(ctx, func(i int) error {
+		return createVolume(ctx, client, cfg.LocalVolume(i, hostnames[i%len(hostnames)]))
+	}); err != nil {
+		return time.Time{}, err
+	}
+	start := time.Now()
+	return start, env.ForEach(ctx, func(i int) error {
+		if err := createClaim(ctx, client, cfg.Claim(i)); err != nil {
+			return err
+		}
+		env.Started(cfg.name(i))
+		_, err := client.CoreV1().Pods(cfg.Namespace).Create(ctx, cfg.Pod(i), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// Finish waits for the scheduler to bind the pods of the bound claims (it notices a bind by
+// polling) and records when each pod's volume was reserved and when it was scheduled.
+func (wffc) Finish(ctx context.Context, env *Env, r *Result) error {
+	pods := env.state.(*podTracker)
+	started := env.tracker.startedCopy()
+	deadline := time.Now().Add(env.Config.Timeout)
+	for len(pods.samples(started)) < len(r.Samples) && time.Now().Before(deadline) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	r.PodScheduled = pods.samples(started)
+	r.VolumeReserved = pods.reservedSamples(started)
+	return nil
+}
+
+// WritesAfterStart: the N claims and N pods (the PVs exist before the clock), the scheduler's N
+// claimRef writes, and 4 writes per bind.
+func (wffc) WritesAfterStart(n int) int { return 2*n + n + 4*n }
+
 // LocalClassName is the class of the wffc scenario.
 func (c *Config) LocalClassName() string { return c.Prefix + "-local" }
 

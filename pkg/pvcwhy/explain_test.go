@@ -2,7 +2,6 @@ package pvcwhy
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand"
 	"os"
 	"strings"
@@ -190,54 +189,6 @@ func findPod(s *Snapshot, namespace, name string) *v1.Pod {
 		}
 	}
 	return nil
-}
-
-// TestJSONOutputAndExitCodes runs the plugin's Main on the dump: exit codes and -o json.
-func TestJSONOutputAndExitCodes(t *testing.T) {
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := Main(t.Context(), append([]string{"--from-file", "testdata/dump.yaml"}, args...), &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
-	if code, _, _ := run("-n", "bound", "data"); code != ExitOK {
-		t.Errorf("bound claim: exit %d, want %d", code, ExitOK)
-	}
-	if code, _, _ := run("-n", "resize-node", "data"); code != ExitNotReady {
-		t.Errorf("bound claim with a resize pending: exit %d, want %d", code, ExitNotReady)
-	}
-	code, out, _ := run("-n", "prebound-missing", "data", "-o", "json")
-	if code != ExitNotReady {
-		t.Errorf("pending claim: exit %d, want %d", code, ExitNotReady)
-	}
-	var r Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Verdict != PreboundVolumeMissing || r.Volume != "pv-not-there" {
-		t.Errorf("-o json: %v, %+v", err, r)
-	}
-	code, out, _ = run("-A", "-o", "json")
-	var all []Report
-	if err := json.Unmarshal([]byte(out), &all); err != nil {
-		t.Fatalf("-A -o json: %v", err)
-	}
-	if code != ExitNotReady || len(all) != 18 {
-		t.Errorf("-A: exit %d and %d claims, want %d and the 18 that are not Bound or are resizing", code, len(all), ExitNotReady)
-	}
-	for _, r := range all {
-		if r.OK {
-			t.Errorf("-A lists %s/%s, which is fine", r.Namespace, r.Name)
-		}
-	}
-	if code, out, _ := run("-n", "bound"); code != ExitOK || !strings.Contains(out, "every claim") {
-		t.Errorf("a namespace with only bound claims: exit %d, %q", code, out)
-	}
-	if code, _, errOut := run("-n", "bound", "nope"); code != ExitError || !strings.Contains(errOut, `"nope" not found`) {
-		t.Errorf("unknown claim: exit %d, %q", code, errOut)
-	}
-	if code, _, errOut := run("-A", "data"); code != ExitError || !strings.Contains(errOut, "--all-namespaces") {
-		t.Errorf("name with -A: exit %d, %q", code, errOut)
-	}
-	if code, _, errOut := run("-o", "wide"); code != ExitError || !strings.Contains(errOut, "--output") {
-		t.Errorf("-o wide: exit %d, %q", code, errOut)
-	}
 }
 
 func TestLoadFromFileErrors(t *testing.T) {

@@ -244,7 +244,7 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister, getLease func() (*c
 				action = "pv-controller-manager binds too (--allow-upstream-binder)"
 			}
 			g.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, ReasonUpstreamBinderActive,
-				"kube-controller-manager runs its PersistentVolume binder; %s. Add -%s to its --controllers (hack/rollout.sh enable).",
+				"kube-controller-manager runs its PersistentVolume binder; %s. Add -%s to its --controllers (deploy/rollout.sh enable).",
 				action, kcmargs.BinderController)
 		}
 	}

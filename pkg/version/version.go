@@ -9,7 +9,7 @@ import (
 var (
 	// Version is the pv-controller-manager version (git describe).
 	Version = "v0.0.0-dev"
-	// Upstream is the k8s.io/kubernetes tag the vendored controller comes from (patches/UPSTREAM).
+	// Upstream is the k8s.io/kubernetes tag the vendored controller comes from (releases/<line>/UPSTREAM).
 	Upstream = "unknown"
 	// GitCommit is the commit the binary was built from.
 	GitCommit = "unknown"

@@ -1,6 +1,6 @@
 package e2e
 
-// make e2e-kind (hack/e2e-kind.sh): a kind cluster of three control-plane nodes and a worker.
+// make e2e-kind (hack/e2e/e2e-kind.sh): a kind cluster of three control-plane nodes and a worker.
 // Skipped unless E2E_KIND=1. The script runs three ginkgo passes: label kind-rollout (KCM binds,
 // then our static pod node by node), then the suite with the kind specs, then kind-disable.
 
@@ -24,7 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// kindEnv is what hack/e2e-kind.sh passes.
+// kindEnv is what hack/e2e/e2e-kind.sh passes.
 type kindEnv struct {
 	engine, image, testImage, originals string
 	controlPlanes                       []string

@@ -1,6 +1,6 @@
 package e2e
 
-// The static-pod rollout on a real kubelet (make e2e-node, hack/e2e-node.sh). Skipped unless
+// The static-pod rollout on a real kubelet (make e2e-node, hack/e2e/e2e-node.sh). Skipped unless
 // E2E_NODE=1: it edits the kubelet's static pod directory.
 
 import (

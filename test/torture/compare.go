@@ -94,7 +94,7 @@ func (s *summary) add(o, u result) []string {
 		s.sameWrites[0] += o.writesTotal()
 		s.sameWrites[1] += u.writesTotal()
 		// Reported, not failed, for now: a few seeds write one more than upstream (317 on
-		// v1.36.3, 6396 and 6679 on v1.37.2), not understood yet (docs/torture.md, "Open").
+		// v1.36.3, 6396 and 6679 on v1.37.2), not understood yet (docs/maintainers/torture.md, "Open").
 		if o.writesTotal() > u.writesTotal() {
 			s.moreWrites = append(s.moreWrites, fmt.Sprintf("seed %d: ours %d (%v), upstream %d (%v)", o.Seed, o.writesTotal(), o.Writes, u.writesTotal(), u.Writes))
 		}

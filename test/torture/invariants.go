@@ -319,7 +319,7 @@ func (c *checker) sortedPVs() []string {
 }
 
 // fits says whether pv may serve claim, by this file's own code and the documented contract of
-// each way to bind (docs/torture.md): a claim pre-bound by spec.volumeName gets a PV of its class,
+// each way to bind (docs/maintainers/torture.md): a claim pre-bound by spec.volumeName gets a PV of its class,
 // size, volume mode and access modes ("Reserving a PersistentVolume": the control plane still
 // checks them); a PV reserving its claim by claimRef is checked for size, volume mode and access
 // modes, not the class (upstream returns a volume bound to the claim before it compares classes);

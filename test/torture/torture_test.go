@@ -21,7 +21,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The torture's knobs (docs/torture.md):
+// The torture's knobs (docs/maintainers/torture.md):
 //
 //	TORTURE_SEEDS=N        seeds per run (default 300; make test)
 //	TORTURE_FIRST_SEED=S   the first seed (default: drawn from the clock, printed)
@@ -219,7 +219,7 @@ func replay(t *testing.T, seed uint64) {
 	}
 }
 
-// regressions are the seeds that found bugs (docs/torture.md, "Bugs found"). The arms' schedules
+// regressions are the seeds that found bugs (docs/maintainers/torture.md, "Bugs found"). The arms' schedules
 // are not reproducible (the binder's workers race), so each seed runs several times; each of
 // these broke an invariant in at least one of a few runs before its fix.
 var regressions = []struct {

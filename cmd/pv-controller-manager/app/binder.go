@@ -57,9 +57,9 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	ctrl, err := persistentvolumecontroller.NewController(ctx, persistentvolumecontroller.ControllerParameters{
 		KubeClient:                binderClient,
 		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
-		FullResyncPeriod:          c.FullResyncPeriod,
-		ConcurrentSyncs:           c.ConcurrentSyncs,
-		ReservedVolumeGracePeriod: c.ReservedVolumeGracePeriod,
+		FullResyncPeriod:          c.Binder.FullResyncPeriod,
+		ConcurrentSyncs:           c.Binder.ConcurrentSyncs,
+		ReservedVolumeGracePeriod: c.Binder.ReservedVolumeGracePeriod,
 		VolumePlugins:             plugins,
 		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
 		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),

@@ -119,10 +119,14 @@ func Run(ctx context.Context, c *config.Config) error {
 		liveChecks = append(liveChecks, electionChecker)
 	}
 	state := &binderState{}
+	selector, err := c.UpstreamBinderGuard.Selector()
+	if err != nil {
+		return fmt.Errorf("--upstream-binder-pod-selector: %w", err)
+	}
 	guard := upstreamguard.New(upstreamguard.Config{
 		Client:           c.Client,
 		Namespace:        c.UpstreamBinderGuard.PodNamespace,
-		Selector:         c.UpstreamBinderGuard.PodSelector,
+		Selector:         selector,
 		Recorder:         c.EventRecorder,
 		CheckPeriod:      c.UpstreamBinderGuard.CheckPeriod,
 		AllowCoexistence: c.UpstreamBinderGuard.Allow,

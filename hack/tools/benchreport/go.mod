@@ -1,6 +1,6 @@
 module github.com/fastpv/pv-controller-manager/hack/tools/benchreport
 
-go 1.26
+go 1.26.0
 
 require gonum.org/v1/plot v0.17.0
 
@@ -10,7 +10,10 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/fastpv/pv-controller-manager v0.0.0
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/text v0.40.0 // indirect
 )
+
+replace github.com/fastpv/pv-controller-manager => ../../..

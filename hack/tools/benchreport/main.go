@@ -5,7 +5,7 @@
 //	go run . DIR
 //
 // DIR holds, per run, SCENARIO-qpsQPS-ARM.json (pv-load's result) and SCENARIO-qpsQPS-ARM.meta.json
-// (hack/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
+// (hack/cluster/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
 package main
 
 import (
@@ -26,25 +26,15 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/fastpv/pv-controller-manager/pkg/loadgen/result"
 )
 
-type sample struct {
-	Claim   string        `json:"claim"`
-	Latency time.Duration `json:"latencyNs"`
-}
-
-type result struct {
-	Scenario       string        `json:"scenario"`
-	Order          string        `json:"order"`
-	Count          int           `json:"count"`
-	Samples        []sample      `json:"samples"`
-	TimeToAllBound time.Duration `json:"timeToAllBoundNs"`
-	Unbound        int           `json:"unbound"`
-	// PodScheduled (wffc): pod create call to spec.nodeName set.
-	PodScheduled []sample `json:"podScheduled"`
-	// VolumeReserved (wffc): pod create call to the scheduler's claimRef write on the PV.
-	VolumeReserved []sample `json:"volumeReserved"`
-}
+// The types pv-load writes (pkg/loadgen/result), read as they are written.
+type (
+	sample  = result.Sample
+	ceiling = result.Ceiling
+)
 
 type meta struct {
 	Arm         string  `json:"arm"`
@@ -60,17 +50,10 @@ type meta struct {
 	Verified    bool    `json:"verified"`
 }
 
-type ceiling struct {
-	Pairs           int     `json:"pairs"`
-	Concurrency     int     `json:"concurrency"`
-	WritesPerSecond float64 `json:"writesPerSecond"`
-	BindWritesPerS  float64 `json:"bindWritesPerSecond"`
-}
-
 type run struct {
 	key     string // scenario-qpsN
 	arm     string
-	result  result
+	result  result.Result
 	meta    meta
 	hasMeta bool // runs before the meta files existed show n/a
 }
@@ -82,7 +65,12 @@ func main() {
 		log.Fatal("usage: benchreport DIR")
 	}
 	dir := os.Args[1]
-	entries, err := os.ReadDir(dir)
+	// The raw JSON of a committed run is kept compressed (raw.tar.gz, hack/cluster/bench.sh).
+	in, err := rawDir(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	entries, err := os.ReadDir(in)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,8 +81,8 @@ func main() {
 			continue
 		}
 		r := run{key: m[1], arm: m[2]}
-		mustRead(filepath.Join(dir, e.Name()), &r.result)
-		metaPath := filepath.Join(dir, strings.TrimSuffix(e.Name(), ".json")+".meta.json")
+		mustRead(filepath.Join(in, e.Name()), &r.result)
+		metaPath := filepath.Join(in, strings.TrimSuffix(e.Name(), ".json")+".meta.json")
 		if _, err := os.Stat(metaPath); err == nil {
 			mustRead(metaPath, &r.meta)
 			r.hasMeta = true
@@ -105,9 +93,9 @@ func main() {
 		groups[r.key] = append(groups[r.key], r)
 	}
 	var ceil *ceiling
-	if _, err := os.Stat(filepath.Join(dir, "write-ceiling.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(in, "write-ceiling.json")); err == nil {
 		ceil = &ceiling{}
-		mustRead(filepath.Join(dir, "write-ceiling.json"), ceil)
+		mustRead(filepath.Join(in, "write-ceiling.json"), ceil)
 	}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
@@ -200,25 +188,11 @@ func main() {
 // writes, or that the binder's client rate limit allows for 4 writes per bind after a first burst
 // of --kube-api-burst (= QPS in the bench), whichever is longer.
 func floorOf(r run, writesPerSecond float64) time.Duration {
-	f := time.Duration(writesAfterStart(r.result) / writesPerSecond * float64(time.Second))
+	f := time.Duration(float64(r.result.WritesAfterStart) / writesPerSecond * float64(time.Second))
 	if qps, err := strconv.ParseFloat(r.meta.QPS, 64); err == nil && qps > 0 {
 		f = max(f, time.Duration(max(0, 4*float64(r.result.Count)-qps)/qps*float64(time.Second)))
 	}
 	return f
-}
-
-// writesAfterStart is what has to pass the apiserver between the start of the load generator's
-// clock and the last bind, with the minimum of 4 writes per bind.
-func writesAfterStart(r result) float64 {
-	n := float64(r.Count)
-	switch r.Scenario {
-	case "prebound", "claimref", "provisioning": // provisioning: the claims and the provisioner's PVs
-		return 2*n + 4*n
-	case "wffc": // the claims and the pods (the PVs exist before), the scheduler's claimRef write
-		return 2*n + n + 4*n
-	default: // pvc-first: the PVs; matched: the claims
-		return n + 4*n
-	}
 }
 
 // wffcStages says where a WaitForFirstConsumer bind's time goes, per arm: pod created -> the
@@ -246,12 +220,12 @@ func wffcStages(runs []run) string {
 			if !okR || !okB {
 				continue
 			}
-			toReserved = append(toReserved, sample{name, rv})
-			toBound = append(toBound, sample{name, max(bd-rv, 0)})
-			toScheduled = append(toScheduled, sample{name, max(s-bd, 0)})
+			toReserved = append(toReserved, sample{Claim: name, Latency: rv})
+			toBound = append(toBound, sample{Claim: name, Latency: max(bd-rv, 0)})
+			toScheduled = append(toScheduled, sample{Claim: name, Latency: max(s-bd, 0)})
 		}
 		stage := func(name string, s []sample) string {
-			rs := result{Samples: s}
+			rs := result.Result{Samples: s}
 			return fmt.Sprintf("%s p50 %s, max %s", name, secs(pct(rs, 0.5)), secs(pct(rs, 1)))
 		}
 		fmt.Fprintf(&b, "\n%s, where the time goes (%d pods): %s; %s; %s.\n", arm, len(toReserved),
@@ -271,7 +245,7 @@ func find(runs []run, arm string) *run {
 	return nil
 }
 
-func pct(r result, p float64) time.Duration {
+func pct(r result.Result, p float64) time.Duration {
 	if len(r.Samples) == 0 {
 		return 0
 	}

@@ -21,12 +21,8 @@ type Config struct {
 	Generic cmconfig.GenericControllerManagerConfiguration
 	// PersistentVolumeBinderController is KCM's binder configuration (sync period, volume plugins).
 	PersistentVolumeBinderController persistentvolumeconfig.PersistentVolumeBinderControllerConfiguration
-	// FullResyncPeriod re-queues every claim and volume; 0 disables it.
-	FullResyncPeriod time.Duration
-	// ConcurrentSyncs is the number of claim workers and of volume workers.
-	ConcurrentSyncs int
-	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
-	ReservedVolumeGracePeriod time.Duration
+	// Binder holds the binder's settings that KCM does not have (the patch series adds them).
+	Binder Binder
 	// UpstreamBinderGuard: hold writes while KCM runs its own binder.
 	UpstreamBinderGuard UpstreamBinderGuard
 
@@ -49,13 +45,29 @@ type Config struct {
 	ComponentGlobalsRegistry basecompatibility.ComponentGlobalsRegistry
 }
 
-// UpstreamBinderGuard configures pkg/upstreamguard.
+// Binder is the binder's configuration beyond KCM's (options.BinderOptions binds its flags).
+type Binder struct {
+	// FullResyncPeriod re-queues every claim and volume; 0 disables it.
+	FullResyncPeriod time.Duration
+	// ConcurrentSyncs is the number of claim workers and of volume workers.
+	ConcurrentSyncs int
+	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
+	ReservedVolumeGracePeriod time.Duration
+}
+
+// UpstreamBinderGuard configures pkg/upstreamguard (options.UpstreamBinderGuardOptions binds its flags).
 type UpstreamBinderGuard struct {
 	// Allow binding while KCM runs its binder (warn only).
 	Allow        bool
 	PodNamespace string
-	PodSelector  labels.Selector
-	CheckPeriod  time.Duration
+	// PodSelector is a label selector (validated by the options; Selector parses it).
+	PodSelector string
+	CheckPeriod time.Duration
 	// LeaseName is KCM's leader-election Lease; "" ignores it.
 	LeaseName string
+}
+
+// Selector is PodSelector parsed; the options have validated it.
+func (g UpstreamBinderGuard) Selector() (labels.Selector, error) {
+	return labels.Parse(g.PodSelector)
 }

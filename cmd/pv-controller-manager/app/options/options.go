@@ -1,6 +1,8 @@
 // Package options declares the command-line flags of pv-controller-manager. Every flag shared with
 // kube-controller-manager comes from KCM's own option structs, so names, meanings and defaults stay
-// identical; deviations are listed in DeviationsFromKCM and tested.
+// identical; deviations are listed in DeviationsFromKCM and tested. Our own flags are option groups
+// in the shape of KCM's (AddFlags, Validate, ApplyTo; one file each): binder.go for the binder's
+// new settings, upstreamguard.go for the guard against KCM's binder.
 package options
 
 import (
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
@@ -32,11 +33,8 @@ import (
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 	netutils "k8s.io/utils/net"
 
-	"github.com/spf13/pflag"
-
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/pkg/kcmargs"
-	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 )
 
 const (
@@ -82,44 +80,15 @@ type PVControllerManagerOptions struct {
 	Logs                             *logs.Options
 	ComponentGlobalsRegistry         basecompatibility.ComponentGlobalsRegistry
 
-	// FullResyncPeriod is new here (KCM has no equivalent): how often every claim and volume is
-	// re-queued, while --pvclaimbinder-sync-period re-queues only unsettled ones.
-	FullResyncPeriod time.Duration
-	// ConcurrentSyncs is new here: claim workers and volume workers, work on one volume serialised.
-	ConcurrentSyncs int
-	// ReservedVolumeGracePeriod is new here: how long a new volume reserved by claimRef for a claim that
-	// does not exist yet stays Pending, so the claim's bind sets it Bound without an Available write first.
-	ReservedVolumeGracePeriod time.Duration
-	// UpstreamBinderGuard is new here: hold writes while KCM still runs its own binder.
-	UpstreamBinderGuard UpstreamBinderGuardOptions
+	// Binder holds the binder's flags that KCM does not have (binder.go).
+	Binder *BinderOptions
+	// UpstreamBinderGuard is new here: hold writes while KCM still runs its own binder (upstreamguard.go).
+	UpstreamBinderGuard *UpstreamBinderGuardOptions
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
 	ShowVersion               bool
-
-	// fullResyncFlag tells whether --pvclaimbinder-full-resync-period was given (see Validate).
-	fullResyncFlag *pflag.Flag
 }
-
-// UpstreamBinderGuardOptions configure the check for a kube-controller-manager that still runs its
-// own PersistentVolume binder (pkg/upstreamguard).
-type UpstreamBinderGuardOptions struct {
-	Allow        bool
-	PodNamespace string
-	PodSelector  string
-	CheckPeriod  time.Duration
-	LeaseName    string
-}
-
-// DefaultFullResyncPeriod is the default of --pvclaimbinder-full-resync-period.
-const DefaultFullResyncPeriod = 5 * time.Minute
-
-// DefaultConcurrentSyncs is the default of --pvclaimbinder-concurrent-syncs (docs/parallel-workers.md).
-const DefaultConcurrentSyncs = 32
-
-// DefaultReservedVolumeGracePeriod is the default of --pvclaimbinder-reserved-volume-grace-period
-// (docs/writes-per-bind.md).
-const DefaultReservedVolumeGracePeriod = 5 * time.Second
 
 // NewPVControllerManagerOptions returns options with KCM's defaults, except DeviationsFromKCM.
 func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
@@ -146,15 +115,8 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		Logs:                      logs.NewOptions(),
 		ComponentGlobalsRegistry:  registry,
 		ControllerShutdownTimeout: 10 * time.Second,
-		FullResyncPeriod:          DefaultFullResyncPeriod,
-		ConcurrentSyncs:           DefaultConcurrentSyncs,
-		ReservedVolumeGracePeriod: DefaultReservedVolumeGracePeriod,
-		UpstreamBinderGuard: UpstreamBinderGuardOptions{
-			PodNamespace: upstreamguard.DefaultNamespace,
-			PodSelector:  upstreamguard.DefaultSelector,
-			CheckPeriod:  time.Minute,
-			LeaseName:    upstreamguard.DefaultLeaseName,
-		},
+		Binder:                    NewBinderOptions(),
+		UpstreamBinderGuard:       NewUpstreamBinderGuardOptions(),
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -181,31 +143,8 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	s.Authorization.AddFlags(fss.FlagSet("authorization"))
 	binderFlags := fss.FlagSet(BinderControllerName)
 	s.PersistentVolumeBinderController.AddFlags(binderFlags)
-	binderFlags.DurationVar(&s.FullResyncPeriod, "pvclaimbinder-full-resync-period", s.FullResyncPeriod,
-		"The period for re-queueing every persistent volume and claim, bound or not, as a safety net for missed events. "+
-			"--pvclaimbinder-sync-period re-queues only those not yet bound. 0 disables the full resync. "+
-			"Unset, it is 5m or the sync period if that is longer.")
-	s.fullResyncFlag = binderFlags.Lookup("pvclaimbinder-full-resync-period")
-	binderFlags.IntVar(&s.ConcurrentSyncs, "pvclaimbinder-concurrent-syncs", s.ConcurrentSyncs,
-		"The number of claim workers and of volume workers. All work on one volume is serialised, and claims without "+
-			"spec.volumeName are matched one at a time, so no volume is bound twice. 1 behaves like the upstream controller.")
-	binderFlags.DurationVar(&s.ReservedVolumeGracePeriod, "pvclaimbinder-reserved-volume-grace-period", s.ReservedVolumeGracePeriod,
-		"How long a new persistent volume whose spec.claimRef reserves a claim that does not exist yet stays Pending before it is marked "+
-			"Available, so that the claim, if it comes meanwhile, binds it with one write less. Nothing else can bind such a volume. "+
-			"0 marks it Available at once, as the upstream controller.")
-	guard := fss.FlagSet("upstream binder guard")
-	guard.BoolVar(&s.UpstreamBinderGuard.Allow, "allow-upstream-binder", false,
-		"Bind even while a kube-controller-manager pod runs its own PersistentVolume binder. Off by default: we then hold our writes "+
-			"(reporting pv_controller_upstream_binder_active and a Warning event on that pod) until KCM runs with -"+BinderControllerName+".")
-	guard.StringVar(&s.UpstreamBinderGuard.PodNamespace, "upstream-binder-pod-namespace", s.UpstreamBinderGuard.PodNamespace,
-		"Namespace of the kube-controller-manager (mirror) pods to check.")
-	guard.StringVar(&s.UpstreamBinderGuard.PodSelector, "upstream-binder-pod-selector", s.UpstreamBinderGuard.PodSelector,
-		"Label selector of the kube-controller-manager (mirror) pods to check; kubeadm labels them component=kube-controller-manager.")
-	guard.DurationVar(&s.UpstreamBinderGuard.CheckPeriod, "upstream-binder-check-period", s.UpstreamBinderGuard.CheckPeriod,
-		"How often the cached kube-controller-manager pods are checked again, besides on every change of them.")
-	guard.StringVar(&s.UpstreamBinderGuard.LeaseName, "upstream-binder-lease", s.UpstreamBinderGuard.LeaseName,
-		"kube-controller-manager's leader-election Lease (its --leader-elect-resource-name) in --upstream-binder-pod-namespace. While a KCM holds it, "+
-			"only that KCM's pod counts: standbys with the binder enabled do not hold our writes (a rollout node by node). Empty: every KCM pod counts.")
+	s.Binder.AddFlags(binderFlags)
+	s.UpstreamBinderGuard.AddFlags(fss.FlagSet("upstream binder guard"))
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -247,15 +186,7 @@ func (s *PVControllerManagerOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("--controller-shutdown-timeout must not be negative, got %s", s.ControllerShutdownTimeout))
 	}
 	errs = append(errs, s.validateBinder()...)
-	if _, err := labels.Parse(s.UpstreamBinderGuard.PodSelector); err != nil {
-		errs = append(errs, fmt.Errorf("--upstream-binder-pod-selector: %w", err))
-	}
-	if s.UpstreamBinderGuard.PodNamespace == "" {
-		errs = append(errs, fmt.Errorf("--upstream-binder-pod-namespace must not be empty"))
-	}
-	if s.UpstreamBinderGuard.CheckPeriod <= 0 {
-		errs = append(errs, fmt.Errorf("--upstream-binder-check-period must be positive, got %s", s.UpstreamBinderGuard.CheckPeriod))
-	}
+	errs = append(errs, s.UpstreamBinderGuard.Validate()...)
 	errs = append(errs, s.SecureServing.Validate()...)
 	errs = append(errs, s.Authentication.Validate()...)
 	errs = append(errs, s.Authorization.Validate()...)
@@ -287,23 +218,7 @@ func (s *PVControllerManagerOptions) validateBinder() []error {
 	if cfg.PVClaimBinderSyncPeriod.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-sync-period must be positive, got %s", cfg.PVClaimBinderSyncPeriod.Duration))
 	}
-	// An operator who only lengthens the sync period means "resync less", not "full resync more
-	// often than the sync": the default follows the sync period. An explicit shorter value is an error.
-	if (s.fullResyncFlag == nil || !s.fullResyncFlag.Changed) && s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration {
-		s.FullResyncPeriod = cfg.PVClaimBinderSyncPeriod.Duration
-	}
-	switch {
-	case s.FullResyncPeriod < 0:
-		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period must be 0 (disabled) or positive, got %s", s.FullResyncPeriod))
-	case s.FullResyncPeriod > 0 && s.FullResyncPeriod < cfg.PVClaimBinderSyncPeriod.Duration:
-		errs = append(errs, fmt.Errorf("--pvclaimbinder-full-resync-period (%s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (%s)", s.FullResyncPeriod, cfg.PVClaimBinderSyncPeriod.Duration))
-	}
-	if s.ReservedVolumeGracePeriod < 0 {
-		errs = append(errs, fmt.Errorf("--pvclaimbinder-reserved-volume-grace-period must be 0 (off) or positive, got %s", s.ReservedVolumeGracePeriod))
-	}
-	if s.ConcurrentSyncs < 1 {
-		errs = append(errs, fmt.Errorf("--pvclaimbinder-concurrent-syncs must be at least 1, got %d", s.ConcurrentSyncs))
-	}
+	errs = append(errs, s.Binder.Validate(cfg.PVClaimBinderSyncPeriod.Duration)...)
 	recycler := cfg.VolumeConfiguration.PersistentVolumeRecyclerConfiguration
 	for flag, value := range map[string]int32{
 		"--pv-recycler-minimum-timeout-nfs":        recycler.MinimumTimeoutNFS,
@@ -372,19 +287,11 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 	if err := s.PersistentVolumeBinderController.ApplyTo(&c.PersistentVolumeBinderController); err != nil {
 		return err
 	}
-	c.FullResyncPeriod = s.FullResyncPeriod
-	c.ConcurrentSyncs = s.ConcurrentSyncs
-	c.ReservedVolumeGracePeriod = s.ReservedVolumeGracePeriod
-	selector, err := labels.Parse(s.UpstreamBinderGuard.PodSelector)
-	if err != nil {
-		return fmt.Errorf("--upstream-binder-pod-selector: %w", err)
+	if err := s.Binder.ApplyTo(&c.Binder); err != nil {
+		return err
 	}
-	c.UpstreamBinderGuard = config.UpstreamBinderGuard{
-		Allow:        s.UpstreamBinderGuard.Allow,
-		PodNamespace: s.UpstreamBinderGuard.PodNamespace,
-		PodSelector:  selector,
-		CheckPeriod:  s.UpstreamBinderGuard.CheckPeriod,
-		LeaseName:    s.UpstreamBinderGuard.LeaseName,
+	if err := s.UpstreamBinderGuard.ApplyTo(&c.UpstreamBinderGuard); err != nil {
+		return err
 	}
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err

@@ -150,9 +150,9 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"bind address", s.SecureServing.BindAddress.String(), "127.0.0.1"},
 		{"shutdown timeout", s.ControllerShutdownTimeout, 5 * time.Second},
 		{"min resync", got.MinResyncPeriod.Duration, 6 * time.Hour},
-		{"full resync", s.FullResyncPeriod, 30 * time.Minute},
-		{"workers", s.ConcurrentSyncs, 4},
-		{"reserved volume grace", s.ReservedVolumeGracePeriod, 3 * time.Second},
+		{"full resync", s.Binder.FullResyncPeriod, 30 * time.Minute},
+		{"workers", s.Binder.ConcurrentSyncs, 4},
+		{"reserved volume grace", s.Binder.ReservedVolumeGracePeriod, 3 * time.Second},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -236,8 +236,8 @@ func TestDefaultFullResyncFollowsLongSyncPeriod(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if s.FullResyncPeriod != 10*time.Minute {
-		t.Fatalf("full resync period = %s, want the sync period (10m)", s.FullResyncPeriod)
+	if s.Binder.FullResyncPeriod != 10*time.Minute {
+		t.Fatalf("full resync period = %s, want the sync period (10m)", s.Binder.FullResyncPeriod)
 	}
 }
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Switches this control-plane node between KCM's PersistentVolume binder and pv-controller-manager
+# (docs/operators/rollout.md). Run as root on each control-plane node, one node at a time.
+#   deploy/rollout.sh enable  [--image IMG] [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
+#   deploy/rollout.sh disable [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
+# The edit itself is Go (pkg/rollout, golden-file tested): uses $PV_ROLLOUT, else bin/pv-rollout,
+# else builds it (needs Go). Copy bin/pv-rollout to nodes without Go.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tool="${PV_ROLLOUT:-}"
+if [[ -z "${tool}" ]]; then
+  tool="${here}/bin/pv-rollout"
+  if [[ ! -x "${tool}" ]]; then
+    (cd "${here}" && CGO_ENABLED=0 go build -trimpath -o "${tool}" ./cmd/pv-rollout)
+  fi
+fi
+case "${1:-}" in
+enable | disable) ;;
+*)
+  echo "usage: $0 enable|disable [flags]  (see docs/operators/rollout.md)" >&2
+  exit 2
+  ;;
+esac
+exec "${tool}" "$@"

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: for every client QPS, scenario and arm, a fresh local cluster
+# (hack/cluster/local-up.sh), then the scenario by bin/pv-load. upstream = KCM of the default release (releases/DEFAULT;
+# make bench KUBE_VERSION=... for another) with its own binder;
+# ours = KCM without its binder + pv-controller-manager. Both arms get the same binder QPS/burst and
+# sync period. Per run: claim->Bound latencies (JSON), API writes and 409s of the binder (apiserver
+# audit log, user agent persistent-volume-binder), binder CPU seconds and peak RSS.
+#
+# Environment: QPS_LIST ("20 1000": KCM's default, and high enough that the binder never reaches it), ARMS ("upstream ours"), COUNT (1000; pvc-first: PVC_FIRST_COUNT, 200;
+#   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
+#   CONCURRENCY (50), SCENARIOS (default: the default set of `bin/pv-load --list`, which names every
+#   scenario, its count variable and sync period; wffc uses BENCH_NODES (20) kwok nodes), SYNC_PERIOD (15s; a scenario may set its own: pvc-first 60s),
+#   PVCM_ARGS (extra flags for ours), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/results/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
+#   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
+#   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
+#   generator, 100000: the objects are created as fast as the apiserver takes them).
+# --quick: COUNT=100, PVC_FIRST_COUNT=50, QPS_LIST=1000, OUT=_output/bench-quick (a smoke run, minutes).
+# After the runs, hack/tools/benchreport writes OUT/report.md and OUT/cdf-*.png.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+if [[ "${1:-}" == "--quick" ]]; then
+  COUNT="${COUNT:-100}" PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-50}" QPS_LIST="${QPS_LIST:-1000}" PREBOUND_COUNTS="${PREBOUND_COUNTS:-100}"
+  OUT="${OUT:-${REPO_ROOT}/_output/bench-quick}"
+fi
+cd "${REPO_ROOT}"
+
+QPS_LIST="${QPS_LIST:-20 1000}"
+ARMS="${ARMS:-upstream ours}"
+COUNT="${COUNT:-1000}"
+PVC_FIRST_COUNT="${PVC_FIRST_COUNT:-200}"
+CONCURRENCY="${CONCURRENCY:-50}"
+PREBOUND_COUNTS="${PREBOUND_COUNTS:-${COUNT} 10000}"
+SYNC_PERIOD="${SYNC_PERIOD:-15s}"
+OUT="${OUT:-${REPO_ROOT}/docs/results/benchmarks/$(date -u +%Y-%m-%d)}"
+mkdir -p "${OUT}" && OUT="$(cd "${OUT}" && pwd)" # benchreport runs elsewhere
+export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
+make --no-print-directory build >/dev/null
+go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+
+cleanup() { CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+trap 'echo "interrupted: tearing the cluster down" >&2; exit 130' INT TERM
+
+# binder_pid ARM: the process that runs the binder in this arm.
+binder_pid() {
+  if [[ "$1" == "ours" ]]; then cat "${REPO_ROOT}/_output/local/bench/pv-controller-manager.pid"; else
+    pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1
+  fi
+}
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+
+summary="${OUT}/summary.txt"
+start_cluster() { # start_cluster ARM QPS SYNC
+  CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null
+  CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" NODES="${BENCH_NODES:-20}" ARM="$1" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
+    hack/cluster/local-up.sh >/dev/null
+}
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-)" >>"${summary}"
+if [[ "${CEILING:-1}" == "1" ]]; then
+  # The apiserver's write throughput on this machine, now: KCM without its binder, ours stopped.
+  ceiling_pairs=$((COUNT > 2000 ? 2000 : COUNT))
+  echo "=== write ceiling: ${ceiling_pairs} pairs, ${CONCURRENCY} clients, no binder running" | tee -a "${summary}"
+  start_cluster ours 1000 15s
+  CLUSTER_NAME=bench hack/cluster/local-down.sh --binder-only
+  "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario write-ceiling --count "${ceiling_pairs}" \
+    --concurrency "${CONCURRENCY}" --qps 100000 --prefix ceiling --json "${OUT}/write-ceiling.json" --cleanup=false | tee -a "${summary}"
+fi
+# The scenarios and how each runs come from pv-load's registry (pkg/loadgen): its count variable
+# (COUNT, PVC_FIRST_COUNT or PREBOUND_COUNTS) and sync period.
+declare -A counts_var=() sync_of=()
+default_scenarios=()
+while IFS=$'\t' read -r name counts sync default _; do
+  counts_var["${name}"]="${counts}"
+  sync_of["${name}"]="${sync}"
+  [[ "${default}" == true ]] && default_scenarios+=("${name}")
+done < <("${BIN_DIR}/pv-load" --list)
+SCENARIOS="${SCENARIOS:-${default_scenarios[*]}}"
+for qps in ${QPS_LIST}; do
+  runs=()
+  for scenario in ${SCENARIOS}; do
+    [[ "${scenario}" == none ]] && continue # only the write ceiling
+    if [[ -z "${counts_var[${scenario}]:-}" ]]; then
+      echo "bench.sh: unknown scenario ${scenario} (pv-load --list)" >&2
+      exit 2
+    fi
+    for n in ${!counts_var[${scenario}]}; do
+      # 4 writes per bind at 20 QPS: 10 000 pairs would take over half an hour per arm.
+      if ((qps < 100 && n > ${LOW_QPS_MAX_COUNT:-1000})); then
+        echo "=== skipped: ${scenario} ${n} at binder QPS ${qps} (LOW_QPS_MAX_COUNT=${LOW_QPS_MAX_COUNT:-1000})" | tee -a "${summary}"
+        continue
+      fi
+      runs+=("${scenario} ${n} ${sync_of[${scenario}]:-${SYNC_PERIOD}}")
+    done
+  done
+  for spec in "${runs[@]}"; do
+    read -r scenario count sync <<<"${spec}"
+    for arm in ${ARMS}; do
+      echo "=== ${scenario}, ${count} claims, ${arm}, binder QPS ${qps}, sync period ${sync}" | tee -a "${summary}"
+      start_cluster "${arm}" "${qps}" "${sync}"
+      pid="$(binder_pid "${arm}")"
+      cpu_before="$(cpu_seconds "${pid}")"
+      result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
+      verified=false
+      "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --nodes "${BENCH_NODES:-20}" --count "${count}" \
+        --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
+      grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
+      cpu_after="$(cpu_seconds "${pid}")"
+      rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
+      audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
+      writes="n/a" conflicts="n/a"
+      if [[ -f "${audit}" ]]; then
+        writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
+        conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
+      fi
+      cpu="$(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}')"
+      rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
+      json_num() { [[ "$1" == "n/a" ]] && echo null || echo "$1"; }
+      cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
+{"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
+ "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
+ "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}")", "verified": ${verified}}
+JSON
+      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
+    done
+  done
+done
+rm -f "${OUT}/.last-run"
+(cd hack/tools/benchreport && GOWORK=off go run . "${OUT}")
+# Results committed under docs/ keep their raw JSON as raw.tar.gz, which benchreport reads too.
+if [[ "${OUT}" == "${REPO_ROOT}/docs/"* ]] && compgen -G "${OUT}/*.json" >/dev/null; then
+  (cd "${OUT}" && tar -czf raw.tar.gz --sort=name --owner=0 --group=0 --mtime=@0 ./*.json && rm -f ./*.json)
+fi
+echo "results in ${OUT} (report.md, cdf-*.png, raw.tar.gz)"

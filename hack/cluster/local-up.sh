@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Brings up a local cluster with kwokctl (runtime binary: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and kwok-controller, all built from Go modules by hack/cluster/build-tools.sh) plus a few kwok
+# nodes, and runs our pv-controller-manager beside it. Idempotent: an existing cluster is kept (recreated
+# if KUBE_VERSION, ARM, QPS, SYNC_PERIOD or AUDIT changed: they are its binaries and KCM flags) and our binary restarted.
+#
+# Environment:
+#   CLUSTER_NAME   kwokctl cluster name (default pv-local)
+#   ARM            ours (KCM without its binder + pv-controller-manager, default) | upstream (KCM's own binder)
+#   KUBE_API_QPS, KUBE_API_BURST   client QPS/burst of the binder, in both arms (default KCM's 20/30)
+#   SYNC_PERIOD    --pvclaimbinder-sync-period of the binder, in both arms (default 15s)
+#   NODES          number of kwok nodes (default 3)
+#   AUDIT          1: write an apiserver audit log of PV/PVC writes (for the benchmark)
+#   PVCM_ARGS      extra flags for pv-controller-manager
+#   PVCM_ENV       extra environment for pv-controller-manager only (e.g. GOGC=200)
+#   SECURE_PORT    our --secure-port (default 10267)
+#   SKIP_BUILD     1: use bin/pv-controller-manager as it is
+#   KUBE_VERSION   the carried release (default: the default line; its binaries and tools, hack/lib.sh)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+CLUSTER_NAME="${CLUSTER_NAME:-pv-local}"
+ARM="${ARM:-ours}"
+KUBE_API_QPS="${KUBE_API_QPS:-20}"
+KUBE_API_BURST="${KUBE_API_BURST:-30}"
+SYNC_PERIOD="${SYNC_PERIOD:-15s}"
+NODES="${NODES:-3}"
+SECURE_PORT="${SECURE_PORT:-10267}"
+export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
+out="${REPO_ROOT}/_output/local/${CLUSTER_NAME}"
+mkdir -p "${out}"
+
+case "${ARM}" in ours | upstream) ;; *)
+  echo "local-up.sh: ARM must be ours or upstream, got ${ARM}" >&2
+  exit 2
+  ;;
+esac
+
+"${REPO_ROOT}/hack/cluster/build-tools.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl >/dev/null
+[[ "${SKIP_BUILD:-0}" == "1" ]] || make -C "${REPO_ROOT}" --no-print-directory build >/dev/null
+
+kwokctl="${TOOLS_BIN}/kwokctl"
+kcm_args=(--extra-args "kube-controller-manager=kube-api-qps=${KUBE_API_QPS}"
+  --extra-args "kube-controller-manager=kube-api-burst=${KUBE_API_BURST}"
+  --extra-args "kube-controller-manager=pvclaimbinder-sync-period=${SYNC_PERIOD}")
+if [[ "${ARM}" == "ours" ]]; then
+  kcm_args+=(--extra-args "kube-controller-manager=controllers=*,-persistentvolume-binder-controller")
+fi
+audit_args=()
+if [[ "${AUDIT:-0}" == "1" ]]; then
+  cat >"${out}/audit-policy.yaml" <<'YAML'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch]
+  resources:
+  - group: ""
+    resources: [persistentvolumes, persistentvolumes/status, persistentvolumeclaims, persistentvolumeclaims/status]
+- level: None
+YAML
+  audit_args=(--kube-audit-policy "${out}/audit-policy.yaml")
+fi
+
+# KCM's flags are fixed when the cluster is created: recreate it when they would differ.
+settings="release=${KUBE_VERSION} arm=${ARM} qps=${KUBE_API_QPS}/${KUBE_API_BURST} sync=${SYNC_PERIOD} audit=${AUDIT:-0}"
+if "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}" &&
+  [[ "$(cat "${out}/settings" 2>/dev/null)" != "${settings}" ]]; then
+  "${REPO_ROOT}/hack/cluster/local-down.sh" >/dev/null
+fi
+if ! "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
+  kwok_create_cluster "${CLUSTER_NAME}" "${out}/kwokctl.log" "${kcm_args[@]}" "${audit_args[@]}" --kubeconfig "${out}/kubeconfig" || exit 1
+  "${kwokctl}" --name "${CLUSTER_NAME}" scale node --replicas "${NODES}" >/dev/null 2>>"${out}/kwokctl.log"
+  echo "${settings}" >"${out}/settings"
+fi
+cluster_kubeconfig="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/kubeconfig.yaml"
+cp "${cluster_kubeconfig}" "${out}/kubeconfig"
+
+"${REPO_ROOT}/hack/cluster/local-down.sh" --binder-only
+if [[ "${ARM}" == "ours" ]]; then
+  # shellcheck disable=SC2086
+  env ${PVCM_ENV:-} nohup "${BIN_DIR}/pv-controller-manager" \
+    --kubeconfig="${cluster_kubeconfig}" \
+    --authentication-kubeconfig="${cluster_kubeconfig}" \
+    --authorization-kubeconfig="${cluster_kubeconfig}" \
+    --secure-port="${SECURE_PORT}" \
+    --kube-api-qps="${KUBE_API_QPS}" --kube-api-burst="${KUBE_API_BURST}" \
+    --pvclaimbinder-sync-period="${SYNC_PERIOD}" \
+    ${PVCM_ARGS:-} >"${out}/pv-controller-manager.log" 2>&1 &
+  echo $! >"${out}/pv-controller-manager.pid"
+  for _ in $(seq 1 100); do
+    if curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1 &&
+      grep -q "Successfully acquired lease" "${out}/pv-controller-manager.log"; then
+      break
+    fi
+    if ! kill -0 "$(cat "${out}/pv-controller-manager.pid")" 2>/dev/null; then
+      echo "local-up.sh: pv-controller-manager exited; its log:" >&2
+      tail -20 "${out}/pv-controller-manager.log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+fi
+
+cat <<MSG
+local cluster "${CLUSTER_NAME}" is up (arm: ${ARM}; binder QPS ${KUBE_API_QPS}/${KUBE_API_BURST}; sync period ${SYNC_PERIOD}; ${NODES} kwok nodes)
+  export KUBECONFIG=${out}/kubeconfig
+MSG
+if [[ "${ARM}" == "ours" ]]; then
+  echo "  pv-controller-manager: pid $(cat "${out}/pv-controller-manager.pid"), log ${out}/pv-controller-manager.log, https://127.0.0.1:${SECURE_PORT}/metrics"
+fi

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# A Docker Engine for make e2e-kind: uses the one that answers `docker info`, else installs Debian's
+# docker.io (apt-get, root) and starts dockerd. kind's nodes are privileged containers; a privileged
+# container asks for every capability, and runc fails ("unable to apply caps") where the machine's
+# bounding set lacks one (this project's CI lacks CAP_SYS_RESOURCE). Only then (detected from
+# /proc/self/status, not assumed) dockerd gets runc-dropcap (hack/tools/runc-dropcap) as its default
+# runtime, which removes the capabilities the machine cannot grant before it execs runc.
+#   hack/e2e/docker-setup.sh          ensure a working engine (idempotent)
+#   hack/e2e/docker-setup.sh down     stop a dockerd this script started
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+DOCKER_DIR="${REPO_ROOT}/_output/docker"
+DROPCAP_BIN="/usr/local/sbin/runc-dropcap"
+
+# missing_caps prints the capabilities up to cap_last_cap that the bounding set lacks.
+missing_caps() {
+  local bnd last i
+  bnd=$((16#$(awk '/^CapBnd:/ {print $2}' /proc/self/status)))
+  last=$(cat /proc/sys/kernel/cap_last_cap)
+  for ((i = 0; i <= last; i++)); do
+    ((bnd & (1 << i))) || echo "${i}"
+  done
+}
+
+down() { stop_pidfile "${DOCKER_DIR}/dockerd.pid" 200; }
+
+up() {
+  local missing
+  missing="$(missing_caps | tr '\n' ' ')"
+  if docker info >/dev/null 2>&1; then
+    if [[ -n "${missing}" && "$(docker info --format '{{.DefaultRuntime}}')" != "runc-dropcap" ]]; then
+      echo "docker-setup.sh: warning: this machine's bounding set lacks capabilities ${missing}and the running dockerd's default runtime is $(docker info --format '{{.DefaultRuntime}}'); privileged containers (kind nodes) will fail. Stop it and rerun this script, or register runc-dropcap yourself (docs/maintainers/e2e-kind.md)." >&2
+    fi
+    echo "docker-setup.sh: using the running Docker Engine ($(docker info --format '{{.ServerVersion}}'), default runtime $(docker info --format '{{.DefaultRuntime}}'))"
+    return
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "docker-setup.sh: docker info fails and we are not root to install or start dockerd" >&2
+    return 1
+  fi
+  if ! command -v dockerd >/dev/null; then
+    echo "docker-setup.sh: installing docker.io (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null; }
+  fi
+  mkdir -p "${DOCKER_DIR}"
+  local args=()
+  if [[ -n "${missing}" ]]; then
+    echo "docker-setup.sh: the bounding set lacks capabilities ${missing}(see /proc/self/status CapBnd): default runtime runc-dropcap"
+    (cd "${REPO_ROOT}/hack/tools/runc-dropcap" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${DROPCAP_BIN}" .)
+    args+=(--add-runtime "runc-dropcap=${DROPCAP_BIN}" --default-runtime runc-dropcap)
+  fi
+  nohup dockerd "${args[@]}" >"${DOCKER_DIR}/dockerd.log" 2>&1 &
+  echo $! >"${DOCKER_DIR}/dockerd.pid"
+  for _ in $(seq 1 150); do
+    if docker info >/dev/null 2>&1; then
+      echo "docker-setup.sh: dockerd $(docker info --format '{{.ServerVersion}}') up (log ${DOCKER_DIR}/dockerd.log)"
+      return
+    fi
+    sleep 0.2
+  done
+  echo "docker-setup.sh: dockerd did not answer within 30s; see ${DOCKER_DIR}/dockerd.log" >&2
+  tail -20 "${DOCKER_DIR}/dockerd.log" >&2
+  return 1
+}
+
+case "${1:-up}" in
+up) up ;;
+down) down ;;
+*) echo "usage: $0 [up|down]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make e2e-kind: the e2e suite on a kind cluster (sigs.k8s.io/kind at KIND_VERSION, hack/lib.sh) of three control-plane
+# nodes and a worker, after the static-pod rollout done as an operator does it (docs/maintainers/e2e-kind.md).
+#   1. a Docker Engine (hack/e2e/docker-setup.sh: the running one, else Debian's docker.io)
+#   2. kind's node image: built offline (hack/e2e/kind-node-image.sh, cached), or KIND_NODE_IMAGE
+#      (e.g. the public kindest/node of our Kubernetes pin, where a registry is reachable)
+#   3. the cluster; deleted on exit, Ctrl-C included (E2E_KIND_KEEP=1 keeps it)
+#   4. our image loaded with `kind load`, RBAC, each node's kubeconfig minted by kubeadm, pv-rollout
+#      copied to each node
+#   5. ginkgo, three passes: kind-rollout (pv-rollout enable on each control-plane node in turn,
+#      pairs binding throughout), the suite's fast specs plus the kind specs, kind-disable
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "${REPO_ROOT}"
+
+CLUSTER="${KIND_CLUSTER:-pv-kind}"
+IMAGE="${IMAGE:-docker.io/fastpv/pv-controller-manager:e2e-kind}"
+# The offline node image carries a busybox of its own; a public one pulls busybox from Docker Hub.
+TEST_IMAGE="${KIND_TEST_IMAGE:-pv-controller-manager.local/busybox:e2e}"
+[[ -n "${KIND_NODE_IMAGE:-}" ]] && TEST_IMAGE="${KIND_TEST_IMAGE:-docker.io/library/busybox:1.36}"
+out="${REPO_ROOT}/_output/e2e-kind"
+kubeconfig="${out}/kubeconfig"
+export KIND_EXPERIMENTAL_PROVIDER=docker
+start=${SECONDS}
+phase() { echo "e2e-kind: [$((SECONDS - start))s] $*"; }
+
+hack/e2e/docker-setup.sh
+hack/cluster/build-tools.sh kind ginkgo kubectl >/dev/null
+kind="${TOOLS_BIN}/kind"
+kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
+rm -rf "${out}" && mkdir -p "${out}/originals"
+
+config="${out}/cluster.yaml"
+if [[ -n "${KIND_NODE_IMAGE:-}" ]]; then
+  # A public node image: kind's own networking (kindnetd, kube-proxy) and etcd.
+  node_image="${KIND_NODE_IMAGE}"
+  offline=0
+  sed -e '/^networking:/,/^nodes:/{/^nodes:/!d}' -e '/^kubeadmConfigPatches:/,$d' hack/e2e/kind/cluster.yaml >"${config}"
+  if [[ ! -f /sys/fs/cgroup/cgroup.controllers ]]; then
+    printf 'kubeadmConfigPatches:\n- |\n  kind: KubeletConfiguration\n  failCgroupV1: false\n' >>"${config}"
+  fi
+  phase "node image ${node_image} (KIND_NODE_IMAGE)"
+else
+  phase "building kind's node image offline (cached)"
+  node_image="$(hack/e2e/kind-node-image.sh)"
+  offline=1
+  etcd_tag="$(docker image inspect -f '{{ index .Config.Labels "io.github.fastpv.etcd-image-tag" }}' "${node_image}")"
+  sed "s/ETCD_IMAGE_TAG/${etcd_tag}/" hack/e2e/kind/cluster.yaml >"${config}"
+fi
+phase "building our image and tools"
+make --no-print-directory build image rollout-tool IMAGE="${IMAGE}" >/dev/null
+(cd test/e2e && GOWORK=off "${TOOLS_BIN}/ginkgo" build -o "${out}/e2e.test" . >/dev/null)
+
+cleanup() {
+  if [[ "${E2E_KIND_KEEP:-0}" == "1" ]]; then
+    echo "e2e-kind: keeping cluster ${CLUSTER} (KUBECONFIG=${kubeconfig}); delete with: ${kind} delete cluster --name ${CLUSTER}"
+    return
+  fi
+  "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+}
+"${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+phase "creating cluster ${CLUSTER}: 3 control-plane nodes, 1 worker"
+"${kind}" create cluster --name "${CLUSTER}" --image "${node_image}" --config "${config}" --kubeconfig "${kubeconfig}" --wait 3m
+mapfile -t control_planes < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-control-plane' | sort)
+mapfile -t workers < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-worker' | sort)
+if [[ "${offline}" == "1" ]]; then
+  # No CoreDNS image offline, and nothing here resolves names in pods.
+  kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null
+fi
+
+phase "loading ${IMAGE}; RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
+"${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${CLUSTER}" >/dev/null
+for f in deploy/rbac/*.yaml; do kubectl apply -f "${f}" >/dev/null; done
+kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${out}/cluster-configuration.yaml"
+for node in "${control_planes[@]}"; do
+  # docs/operators/rollout.md, step 3: our identity's kubeconfig, minted by kubeadm on the node.
+  # (Through stdin: the node's /tmp is a tmpfs that docker cp does not see.)
+  docker exec -i "${node}" sh -c 'cat >/root/cluster-configuration.yaml &&
+    kubeadm kubeconfig user --config /root/cluster-configuration.yaml --client-name system:pv-controller-manager >/etc/kubernetes/pv-controller-manager.conf &&
+    chown 65532:65532 /etc/kubernetes/pv-controller-manager.conf && chmod 0600 /etc/kubernetes/pv-controller-manager.conf' <"${out}/cluster-configuration.yaml"
+  docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout"
+done
+
+export KUBECONFIG="${kubeconfig}" E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}"
+export E2E_KIND_ORIGINALS="${out}/originals" E2E_KIND_WORKER="${workers[0]}"
+E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
+export E2E_KIND_CONTROL_PLANES
+run_suite() { # run_suite NAME LABEL-FILTER
+  phase "ginkgo: $1"
+  (cd test/e2e && "${out}/e2e.test" --ginkgo.v --ginkgo.timeout=30m --ginkgo.label-filter="$2" \
+    --ginkgo.junit-report="${out}/junit-$1.xml")
+}
+run_suite rollout 'kind-rollout'
+run_suite suite '(kind && !kind-rollout && !kind-disable) || (!kind && !slow && !node && !local && !pvc-why)'
+run_suite disable 'kind-disable'
+phase "passed"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make verify KUBE_VERSION=VERSION for a non-default carried release: the line's series applies to
+# its tag (release-overlay.sh), the generated files are gofmt-clean, go vet passes on that
+# release's build, and the line's go.mod files are pinned to the release and tidy.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+version="${1:-${KUBE_VERSION}}"
+line="$(line_of "${version}")" || exit 2
+rel="${RELEASES_DIR}/${line}"
+overlay="$("${REPO_ROOT}/hack/release/release-overlay.sh" "${version}")"
+failed=0
+
+unformatted="$(gofmt -l "${REPO_ROOT}/_output/releases/${version}/gen" "${rel}/src" 2>/dev/null || true)"
+[[ -z "${unformatted}" ]] || { echo "release-line.sh: not gofmt-clean: ${unformatted}" >&2; failed=1; }
+
+(cd "${REPO_ROOT}" && go vet -modfile="${rel}/go.mod" -overlay="${overlay}" ./...) || { echo "release-line.sh: go vet failed on ${version}" >&2; failed=1; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "${tmp}"' EXIT
+cp "${rel}/go.mod" "${tmp}/root.mod" && cp "${rel}/tools/go.mod" "${tmp}/tools.mod"
+"${REPO_ROOT}/hack/release/pin-kubernetes.sh" "${version}" "${tmp}/root.mod" "${tmp}/tools.mod" >/dev/null
+for pair in "root.mod:go.mod" "tools.mod:tools/go.mod"; do
+  if ! diff -u "${rel}/${pair#*:}" "${tmp}/${pair%%:*}"; then
+    echo "release-line.sh: releases/${line}/${pair#*:} is not pinned to ${version} (hack/release/rebase.sh ${version})" >&2
+    failed=1
+  fi
+done
+(cd "${REPO_ROOT}" && go mod tidy -diff -modfile="${rel}/go.mod" -overlay="${overlay}") || { echo "release-line.sh: releases/${line}/go.mod is not tidy" >&2; failed=1; }
+(cd "${REPO_ROOT}/hack/tools" && go mod tidy -diff -modfile="${rel}/tools/go.mod") || { echo "release-line.sh: releases/${line}/tools/go.mod is not tidy" >&2; failed=1; }
+(cd "${REPO_ROOT}/hack/tools/etcd" && go mod tidy -diff -modfile="${rel}/etcd/go.mod") || { echo "release-line.sh: releases/${line}/etcd/go.mod is not tidy" >&2; failed=1; }
+[[ ${failed} -eq 0 ]] && echo "release-line.sh: ${version} ok"
+exit "${failed}"
