@@ -105,6 +105,10 @@ torture: $(RELEASE_GEN) ## The model torture for TORTURE_DURATION (default 30m);
 	$(DETECTORS) TORTURE_DURATION=$(TORTURE_DURATION) TORTURE_REPORT=$(CURDIR)/_output/torture/report.md \
 		go test $(GO_FLAGS) -count=1 -timeout 0 -v -run '^TestTorture$$' ./test/torture/ | tee _output/torture/torture.log
 
+.PHONY: torture-cluster
+torture-cluster: $(RELEASE_GEN) ## The cluster torture: both arms behind a fault proxy on a local cluster, replicas killed (TORTURE_CLUSTER_DURATION=5m per arm); _output/torture-cluster/report.md
+	hack/cluster/torture-cluster.sh
+
 INTEGRATION_FLAGS ?=
 .PHONY: test-integration
 test-integration: $(RELEASE_GEN) ## Upstream's PV integration tests (+ ours) on the patched controller, in-process apiserver + our etcd: upstream settings, then 15s/1000 objects

@@ -1,0 +1,103 @@
+// Command pv-torture runs the cluster torture (pkg/clustertorture) against a local cluster whose
+// KCM runs without its binder: both arms, one after the other, on the same seed, and writes the
+// report. It exits 1 when ours violated an invariant or did not settle. Used by make torture-cluster.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/fastpv/pv-controller-manager/pkg/clustertorture"
+	"github.com/fastpv/pv-controller-manager/pkg/faultproxy"
+)
+
+func main() {
+	var cfg clustertorture.Config
+	var arms, report string
+	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's admin kubeconfig")
+	flag.StringVar(&cfg.BinDir, "bin-dir", "bin", "where pv-controller-manager is (make build)")
+	flag.StringVar(&cfg.ToolsBin, "tools-bin", "_output/tools/bin", "where kube-controller-manager is (hack/cluster/build-tools.sh)")
+	flag.StringVar(&cfg.WorkDir, "work-dir", "_output/torture-cluster", "binder logs and the proxy's kubeconfig")
+	flag.StringVar(&cfg.Namespace, "namespace", "torture", "namespace of the claims")
+	flag.StringVar(&arms, "arms", "upstream,ours", "arms to run, in order")
+	flag.StringVar(&report, "report", "", "write the markdown report here (default: WORK_DIR/report.md)")
+	seed := flag.Uint64("seed", uint64(time.Now().UnixNano()%1_000_000), "seed of the workload, the faults and the kills (default: from the clock, printed)")
+	flag.DurationVar(&cfg.Duration, "duration", 5*time.Minute, "faults and workload per arm, before settling")
+	flag.Float64Var(&cfg.OpsPerSecond, "ops", 10, "workload operations per second")
+	flag.IntVar(&cfg.Replicas, "replicas", 2, "binder replicas (leader election)")
+	flag.DurationVar(&cfg.KillEvery, "kill-every", 20*time.Second, "mean time between SIGKILLs of a random replica (0: none)")
+	flag.DurationVar(&cfg.MaxDown, "max-down", 3*time.Second, "a killed replica restarts within this")
+	flag.DurationVar(&cfg.OutageEvery, "outage-every", 60*time.Second, "mean time between outages that refuse every write (0: none)")
+	flag.DurationVar(&cfg.OutageLength, "outage-length", 5*time.Second, "length of an outage")
+	flag.DurationVar(&cfg.SettleQuiet, "settle-quiet", 30*time.Second, "settled once nothing changed that long")
+	flag.DurationVar(&cfg.SettleMax, "settle-max", 5*time.Minute, "give up settling after this")
+	flag.Float64Var(&cfg.Rates.Refused500, "rate-500", 0.02, "share of requests answered 500")
+	flag.Float64Var(&cfg.Rates.Refused503, "rate-503", 0.02, "share of requests answered 503")
+	flag.Float64Var(&cfg.Rates.Throttled429, "rate-429", 0.02, "share of requests answered 429 with Retry-After")
+	flag.Float64Var(&cfg.Rates.Reset, "rate-reset", 0.02, "share of requests whose connection is reset before forwarding")
+	flag.Float64Var(&cfg.Rates.LostAnswer, "rate-lost", 0.05, "share of writes applied whose answer is lost")
+	flag.Float64Var(&cfg.Rates.WatchCut, "rate-watch-cut", 0.3, "share of watches cut after a random time (up to 30s)")
+	flag.Float64Var(&cfg.Rates.WatchGone, "rate-watch-410", 0.1, "share of watches answered 410 Gone")
+	klog.InitFlags(nil)
+	flag.Parse()
+	cfg.Seed = *seed
+	if report == "" {
+		report = cfg.WorkDir + "/report.md"
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Printf("pv-torture: seed %d (replay: --seed %d)\n", cfg.Seed, cfg.Seed)
+	code, err := run(ctx, cfg, strings.Split(arms, ","), report)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pv-torture:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+func run(ctx context.Context, cfg clustertorture.Config, arms []string, report string) (int, error) {
+	var results []*clustertorture.ArmResult
+	code := 0
+	for _, arm := range arms {
+		c := cfg
+		c.Arm = arm
+		r, err := clustertorture.RunArm(ctx, c)
+		if err != nil {
+			return 2, fmt.Errorf("arm %s: %w", arm, err)
+		}
+		results = append(results, r)
+		fmt.Printf("%s: %d violations, settled %t after %s; %d claims ever Bound; %d kills; proxy %s\n", arm, len(r.Violations), r.Settled,
+			r.SettleTime.Round(100*time.Millisecond), r.BoundEver, r.Kills, countsLine(r.Faults))
+		for _, v := range r.Violations {
+			fmt.Printf("  %s: %s\n", arm, v)
+		}
+		if arm == clustertorture.ArmOurs && (len(r.Violations) > 0 || !r.Settled) {
+			code = 1
+		}
+	}
+	f, err := os.Create(report)
+	if err != nil {
+		return 2, err
+	}
+	defer f.Close()
+	if err := clustertorture.WriteReport(f, cfg, results); err != nil {
+		return 2, err
+	}
+	fmt.Println("pv-torture: report in", report)
+	return code, nil
+}
+
+func countsLine(c map[string]int64) string {
+	return fmt.Sprintf("%d forwarded (%d writes), %d lost answers, %d refused, %d resets, %d watch cuts, %d watch 410s",
+		c[faultproxy.Forwarded], c[faultproxy.ForwardedWrites], c[faultproxy.LostAnswer],
+		c[faultproxy.Refused500]+c[faultproxy.Refused503]+c[faultproxy.Throttled429]+c[faultproxy.OutageRefuse],
+		c[faultproxy.Reset], c[faultproxy.WatchCut], c[faultproxy.WatchGone])
+}

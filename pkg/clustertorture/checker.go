@@ -1,0 +1,284 @@
+package clustertorture
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// persistFor is how long a condition that a correct binder may pass through (one claim's bind
+// written to two volumes before the rollback, a Lost claim whose volume came back) may last before
+// it counts as a violation. Two Bound claims on one volume count at once.
+const persistFor = 30 * time.Second
+
+// checker watches the run's claims and volumes directly (not through the proxy) and checks the
+// invariants at every event, every second for the conditions that must not persist, and once settled.
+type checker struct {
+	lock       sync.Mutex
+	claims     map[string]*v1.PersistentVolumeClaim // by name (one namespace)
+	volumes    map[string]*v1.PersistentVolume
+	releasedBy map[string]types.UID // volume -> the claim UID it was Released from
+	since      map[string]time.Time // a persisting condition -> when first seen
+	violations []string
+	seen       map[string]bool
+	lastChange time.Time
+	bound      map[types.UID]bool // claims seen Bound at least once
+}
+
+func newChecker() *checker {
+	return &checker{claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{},
+		releasedBy: map[string]types.UID{}, since: map[string]time.Time{}, seen: map[string]bool{}, bound: map[types.UID]bool{}}
+}
+
+// start runs informers on the run's objects until ctx is done.
+func (c *checker) start(ctx context.Context, client clientset.Interface, namespace, run string) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = "torture=" + run
+	}))
+	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
+	volumes := factory.Core().V1().PersistentVolumes().Informer()
+	_, err := claims.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.onClaim(o.(*v1.PersistentVolumeClaim), false) },
+		UpdateFunc: func(_, o any) { c.onClaim(o.(*v1.PersistentVolumeClaim), false) },
+		DeleteFunc: func(o any) {
+			if claim, ok := cache.DeletionHandlingObjectToName(o); ok == nil {
+				c.lock.Lock()
+				delete(c.claims, claim.Name)
+				c.lastChange = time.Now()
+				c.lock.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = volumes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { c.onVolume(o.(*v1.PersistentVolume)) },
+		UpdateFunc: func(_, o any) { c.onVolume(o.(*v1.PersistentVolume)) },
+		DeleteFunc: func(o any) {
+			if volume, ok := cache.DeletionHandlingObjectToName(o); ok == nil {
+				c.lock.Lock()
+				delete(c.volumes, volume.Name)
+				delete(c.releasedBy, volume.Name)
+				c.lastChange = time.Now()
+				c.lock.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	for _, synced := range factory.WaitForCacheSync(ctx.Done()) {
+		if !synced {
+			return fmt.Errorf("checker: caches did not sync")
+		}
+	}
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				c.scan(false)
+			}
+		}
+	}()
+	return nil
+}
+
+func (c *checker) violate(key, format string, a ...any) {
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	c.violations = append(c.violations, fmt.Sprintf("%s: ", time.Now().UTC().Format("15:04:05"))+fmt.Sprintf(format, a...))
+}
+
+func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.claims[claim.Name] = claim.DeepCopy()
+	c.lastChange = time.Now()
+	if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName == "" {
+		return
+	}
+	c.bound[claim.UID] = true
+	// Never two claims Bound to one volume: two pods would write one disk.
+	for _, other := range c.claims {
+		if other.Name != claim.Name && other.Status.Phase == v1.ClaimBound && other.Spec.VolumeName == claim.Spec.VolumeName {
+			c.violate("two-claims/"+claim.Spec.VolumeName, "claims %s and %s are both Bound to volume %s", other.Name, claim.Name, claim.Spec.VolumeName)
+		}
+	}
+}
+
+func (c *checker) onVolume(volume *v1.PersistentVolume) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.volumes[volume.Name] = volume.DeepCopy()
+	c.lastChange = time.Now()
+	ref := volume.Spec.ClaimRef
+	switch volume.Status.Phase {
+	case v1.VolumeReleased:
+		if ref != nil && ref.UID != "" {
+			c.releasedBy[volume.Name] = ref.UID
+		}
+	case v1.VolumeBound:
+		// A Released volume with Retain is never bound again.
+		if from, ok := c.releasedBy[volume.Name]; ok && ref != nil && ref.UID != from {
+			c.violate("rebound/"+volume.Name, "volume %s, Released from claim UID %s (Retain), is Bound again to %s/%s (UID %s)", volume.Name, from, ref.Namespace, ref.Name, ref.UID)
+		}
+	}
+}
+
+// scan checks the conditions that may pass but must not persist; settled: none may exist at all.
+func (c *checker) scan(settled bool) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	now := time.Now()
+	current := map[string]string{}
+	// One claim on two Bound volumes.
+	byClaim := map[types.UID][]string{}
+	for _, v := range c.volumes {
+		if v.Status.Phase == v1.VolumeBound && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID != "" {
+			byClaim[v.Spec.ClaimRef.UID] = append(byClaim[v.Spec.ClaimRef.UID], v.Name)
+		}
+	}
+	for uid, names := range byClaim {
+		if len(names) > 1 {
+			sort.Strings(names)
+			current["two-volumes/"+string(uid)] = fmt.Sprintf("claim UID %s has %d Bound volumes: %v", uid, len(names), names)
+		}
+	}
+	for _, claim := range c.claims {
+		pv := c.volumes[claim.Spec.VolumeName]
+		switch claim.Status.Phase {
+		case v1.ClaimLost:
+			// Lost although its volume is there and names it: a bind lost.
+			if pv != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == claim.UID {
+				current["lost/"+claim.Name] = fmt.Sprintf("claim %s is Lost while volume %s names it", claim.Name, pv.Name)
+			}
+		case v1.ClaimBound:
+			if pv != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID) {
+				current["disagree/"+claim.Name] = fmt.Sprintf("claim %s is Bound to volume %s whose claimRef is %v", claim.Name, pv.Name, refString(pv.Spec.ClaimRef))
+			}
+		case v1.ClaimPending:
+			if settled {
+				if why := c.fitFor(claim); why != "" {
+					current["pending/"+claim.Name] = fmt.Sprintf("claim %s is Pending although %s", claim.Name, why)
+				}
+			}
+		}
+	}
+	for key, what := range current {
+		first, ok := c.since[key]
+		if !ok {
+			c.since[key] = now
+			first = now
+		}
+		if settled || now.Sub(first) >= persistFor {
+			c.violate(key, "%s (for %s)", what, now.Sub(first).Round(time.Second))
+		}
+	}
+	for key := range c.since {
+		if _, still := current[key]; !still {
+			delete(c.since, key)
+		}
+	}
+}
+
+// fitFor says why a settled Pending claim should have been bound, or "".
+func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
+	want := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	fits := func(v *v1.PersistentVolume) bool {
+		have := v.Spec.Capacity[v1.ResourceStorage]
+		return v.DeletionTimestamp == nil && have.Cmp(want) >= 0 && v.Spec.StorageClassName == ""
+	}
+	if name := claim.Spec.VolumeName; name != "" {
+		v := c.volumes[name]
+		if v != nil && v.Status.Phase == v1.VolumeAvailable && fits(v) && (v.Spec.ClaimRef == nil || v.Spec.ClaimRef.Name == claim.Name && (v.Spec.ClaimRef.UID == "" || v.Spec.ClaimRef.UID == claim.UID)) {
+			return fmt.Sprintf("the volume it names, %s, is Available and fits", name)
+		}
+		return ""
+	}
+	for _, v := range c.volumes {
+		if v.Status.Phase != v1.VolumeAvailable || !fits(v) {
+			continue
+		}
+		if v.Spec.ClaimRef == nil {
+			return fmt.Sprintf("volume %s is Available and fits", v.Name)
+		}
+		if v.Spec.ClaimRef.Name == claim.Name && v.Spec.ClaimRef.UID == "" {
+			return fmt.Sprintf("volume %s reserves it by claimRef and fits", v.Name)
+		}
+	}
+	return ""
+}
+
+// quietFor is how long no claim or volume of the run has changed.
+func (c *checker) quietFor() time.Duration {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	return time.Since(c.lastChange)
+}
+
+func (c *checker) result() (violations []string, claims, bound, boundEver int) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	for _, claim := range c.claims {
+		claims++
+		if claim.Status.Phase == v1.ClaimBound {
+			bound++
+		}
+	}
+	return append([]string(nil), c.violations...), claims, bound, len(c.bound)
+}
+
+func (c *checker) randomClaim(rng *rand.Rand) string {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	names := make([]string, 0, len(c.claims))
+	for name := range c.claims {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return names[rng.IntN(len(names))]
+}
+
+func (c *checker) randomVolume(rng *rand.Rand, phase v1.PersistentVolumePhase) string {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	var names []string
+	for name, v := range c.volumes {
+		if phase == "" || v.Status.Phase == phase {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return names[rng.IntN(len(names))]
+}
+
+func refString(ref *v1.ObjectReference) string {
+	if ref == nil {
+		return "<none>"
+	}
+	return fmt.Sprintf("%s/%s (UID %q)", ref.Namespace, ref.Name, ref.UID)
+}

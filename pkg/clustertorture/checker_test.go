@@ -1,0 +1,97 @@
+package clustertorture
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+func testClaim(name string, uid types.UID, volume string, phase v1.PersistentVolumeClaimPhase) *v1.PersistentVolumeClaim {
+	return &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "t", UID: uid},
+		Spec: v1.PersistentVolumeClaimSpec{VolumeName: volume, StorageClassName: ptr.To(""),
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}},
+		Status: v1.PersistentVolumeClaimStatus{Phase: phase},
+	}
+}
+
+func testVolume(name string, claim string, uid types.UID, phase v1.PersistentVolumePhase) *v1.PersistentVolume {
+	v := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		Status:     v1.PersistentVolumeStatus{Phase: phase},
+	}
+	if claim != "" {
+		v.Spec.ClaimRef = &v1.ObjectReference{Namespace: "t", Name: claim, UID: uid}
+	}
+	return v
+}
+
+func violations(c *checker) string {
+	v, _, _, _ := c.result()
+	return strings.Join(v, "\n")
+}
+
+func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
+	c := newChecker()
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
+	if got := violations(c); got != "" {
+		t.Fatalf("one claim: %s", got)
+	}
+	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
+	if got := violations(c); !strings.Contains(got, "both Bound to volume pv") {
+		t.Fatalf("two claims Bound to one volume: %q", got)
+	}
+}
+
+func TestCheckerReleasedRetainNeverBoundAgain(t *testing.T) {
+	c := newChecker()
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeReleased))
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound)) // the same claim's stale copy: counted elsewhere
+	if got := violations(c); got != "" {
+		t.Fatalf("same UID: %s", got)
+	}
+	c.onVolume(testVolume("pv", "a2", "ua2", v1.VolumeBound))
+	if got := violations(c); !strings.Contains(got, "Released from claim UID ua") {
+		t.Fatalf("rebound to another claim: %q", got)
+	}
+}
+
+// A condition a correct binder passes through counts only when it persists, or once settled.
+func TestCheckerPersistingConditions(t *testing.T) {
+	c := newChecker()
+	c.onVolume(testVolume("pv1", "a", "ua", v1.VolumeBound))
+	c.onVolume(testVolume("pv2", "a", "ua", v1.VolumeBound))
+	c.scan(false)
+	if got := violations(c); got != "" {
+		t.Fatalf("just seen: %s", got)
+	}
+	c.since["two-volumes/ua"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); !strings.Contains(got, "2 Bound volumes") {
+		t.Fatalf("persisting: %q", got)
+	}
+}
+
+func TestCheckerSettledLiveness(t *testing.T) {
+	c := newChecker()
+	c.onClaim(testClaim("m", "um", "", v1.ClaimPending), false)
+	c.onVolume(testVolume("big", "", "", v1.VolumeAvailable))
+	c.scan(true)
+	if got := violations(c); !strings.Contains(got, "claim m is Pending although volume big is Available and fits") {
+		t.Fatalf("liveness: %q", got)
+	}
+	c = newChecker()
+	c.onClaim(testClaim("p", "up", "gone", v1.ClaimPending), false)
+	c.onVolume(testVolume("released", "x", "ux", v1.VolumeReleased))
+	c.scan(true)
+	if got := violations(c); got != "" {
+		t.Fatalf("nothing fits: %s", got)
+	}
+}

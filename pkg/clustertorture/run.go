@@ -1,0 +1,201 @@
+package clustertorture
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/fastpv/pv-controller-manager/pkg/faultproxy"
+)
+
+// Config of one arm's run.
+type Config struct {
+	Arm string
+	// Kubeconfig is the cluster's admin kubeconfig: the workload, the checker and the proxy use it.
+	Kubeconfig string
+	// BinDir holds our binaries (make build), ToolsBin the upstream ones (kube-controller-manager).
+	BinDir, ToolsBin string
+	// WorkDir receives the binders' logs and the proxy's kubeconfig.
+	WorkDir   string
+	Namespace string
+	Seed      uint64
+	// Duration of the faults and the workload; then faults stop and the run settles.
+	Duration time.Duration
+	// OpsPerSecond of the workload.
+	OpsPerSecond float64
+	Rates        faultproxy.Rates
+	// Replicas of the binder; KillEvery is the mean time between SIGKILLs of a random replica
+	// (0: none), each down for up to MaxDown.
+	Replicas  int
+	KillEvery time.Duration
+	MaxDown   time.Duration
+	// OutageEvery is the mean time between outages (every write refused) of OutageLength (0: none).
+	OutageEvery, OutageLength time.Duration
+	// SettleQuiet: settled once nothing changed that long; SettleMax bounds the wait.
+	SettleQuiet, SettleMax time.Duration
+}
+
+// ArmResult is what one arm's run measured.
+type ArmResult struct {
+	Arm        string
+	Seed       uint64
+	Duration   time.Duration
+	Ops        map[string]int
+	OpErrors   int
+	Faults     map[string]int64
+	Kills      int
+	Outages    int
+	Violations []string
+	// Claims at the end, Bound at the end, claims ever seen Bound.
+	Claims, Bound, BoundEver int
+	// Settled: nothing changed for SettleQuiet; SettleTime from the end of the faults to the last change.
+	Settled    bool
+	SettleTime time.Duration
+}
+
+// RunArm runs one arm against the cluster.
+func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
+	logger := klog.FromContext(ctx)
+	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	restConfig.QPS, restConfig.Burst = 200, 400
+	client, err := clientset.NewForConfig(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cfg.Namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
+
+	// The proxy: the binder's only way to the apiserver.
+	target, err := url.Parse(restConfig.Host)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := rest.TransportFor(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	proxy := faultproxy.New(faultproxy.Config{Target: target, Transport: transport, Rates: cfg.Rates, Seed: cfg.Seed})
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	server := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(listener) }()
+	defer server.Close()
+	proxyKubeconfig := filepath.Join(cfg.WorkDir, cfg.Arm+"-proxy.kubeconfig")
+	if err := os.WriteFile(proxyKubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: proxy, cluster: {server: "http://%s"}}]
+contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
+users: [{name: proxy, user: {}}]
+current-context: proxy
+`, listener.Addr())), 0o600); err != nil {
+		return nil, err
+	}
+
+	checkCtx, stopChecker := context.WithCancel(ctx)
+	defer stopChecker()
+	check := newChecker()
+	if err := check.start(checkCtx, client, cfg.Namespace, run); err != nil {
+		return nil, err
+	}
+	args, err := binderCommand(cfg.Arm, cfg.BinDir, cfg.ToolsBin, proxyKubeconfig, cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	binders, err := newReplicas(cfg.Arm, args, cfg.WorkDir, max(cfg.Replicas, 1))
+	if err != nil {
+		return nil, err
+	}
+	defer binders.stopAll()
+
+	res := &ArmResult{Arm: cfg.Arm, Seed: cfg.Seed, Duration: cfg.Duration}
+	work := newWorkload(client, cfg.Namespace, run, cfg.Seed)
+	chaos := rand.New(rand.NewPCG(cfg.Seed^0xc4a05, cfg.Seed))
+	between := func(mean time.Duration) <-chan time.Time {
+		return time.After(time.Duration(float64(mean) * (0.5 + chaos.Float64())))
+	}
+	faultsCtx, stopFaults := context.WithTimeout(ctx, cfg.Duration)
+	defer stopFaults()
+	ops := time.NewTicker(time.Duration(float64(time.Second) / max(cfg.OpsPerSecond, 0.1)))
+	defer ops.Stop()
+	var kill, outage <-chan time.Time
+	if cfg.KillEvery > 0 {
+		kill = between(cfg.KillEvery)
+	}
+	if cfg.OutageEvery > 0 {
+		outage = between(cfg.OutageEvery)
+	}
+	logger.Info("Cluster torture: faults and workload", "arm", cfg.Arm, "seed", cfg.Seed, "duration", cfg.Duration)
+loop:
+	for {
+		select {
+		case <-faultsCtx.Done():
+			break loop
+		case <-ops.C:
+			work.step(faultsCtx, check)
+		case <-kill:
+			down := time.Duration(chaos.Int64N(int64(max(cfg.MaxDown, time.Millisecond))))
+			if err := binders.killAndRestart(chaos.IntN(len(binders.procs)), down); err != nil {
+				return nil, err
+			}
+			kill = between(cfg.KillEvery)
+		case <-outage:
+			proxy.SetOutage(true)
+			res.Outages++
+			select {
+			case <-faultsCtx.Done():
+			case <-time.After(cfg.OutageLength):
+			}
+			proxy.SetOutage(false)
+			outage = between(cfg.OutageEvery)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	// Faults stop; the binder settles.
+	proxy.SetFaults(false)
+	proxy.SetOutage(false)
+	stopped := time.Now()
+	deadline := stopped.Add(cfg.SettleMax)
+	for time.Now().Before(deadline) && check.quietFor() < cfg.SettleQuiet && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	res.Settled = check.quietFor() >= cfg.SettleQuiet
+	res.SettleTime = max(time.Since(stopped)-check.quietFor(), 0)
+	check.scan(true)
+	res.Violations, res.Claims, res.Bound, res.BoundEver = check.result()
+	res.Ops, res.OpErrors = work.snapshot()
+	res.Faults = proxy.Counts()
+	res.Kills = binders.kills
+	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
+	return res, nil
+}
