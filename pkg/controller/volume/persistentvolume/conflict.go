@@ -56,6 +56,12 @@ func (ctrl *PersistentVolumeController) handleSyncResult(ctx context.Context, qu
 	if err == nil {
 		queue.Forget(key)
 		ctrl.conflictRateLimiter.Forget(conflictKey)
+		ctrl.conflictRateLimiter.Forget(apiServerErrorKey(queueName, key))
+		return
+	}
+	if isAPIServerError(err) {
+		metrics.RequeuesTotal.WithLabelValues(queueName, metrics.RequeueAPIServerError).Inc()
+		queue.AddAfter(key, ctrl.conflictRateLimiter.When(apiServerErrorKey(queueName, key)))
 		return
 	}
 	if !apierrors.IsConflict(err) {

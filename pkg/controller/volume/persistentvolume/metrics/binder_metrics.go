@@ -32,6 +32,9 @@ const (
 const (
 	// RequeueError is a sync that failed with an error other than a conflict.
 	RequeueError = "error"
+	// RequeueAPIServerError is a sync that failed because the API server could not take a request
+	// (5xx, 429, a timeout, a broken connection), retried per key without the shared rate limit.
+	RequeueAPIServerError = "apiserver-error"
 	// RequeueVolumeChanged is a claim queued because the volume it names was added or changed.
 	RequeueVolumeChanged = "volume-changed"
 	// RequeueVolumeAvailable is an unbound claim queued because a volume it fits became Available.
