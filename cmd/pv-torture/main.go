@@ -21,7 +21,8 @@ import (
 
 func main() {
 	var cfg clustertorture.Config
-	var arms, report string
+	var arms, report, mode string
+	var rec clustertorture.RecoveryConfig
 	flag.StringVar(&cfg.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "the cluster's admin kubeconfig")
 	flag.StringVar(&cfg.BinDir, "bin-dir", "bin", "where pv-controller-manager is (make build)")
 	flag.StringVar(&cfg.ToolsBin, "tools-bin", "_output/tools/bin", "where kube-controller-manager is (hack/cluster/build-tools.sh)")
@@ -46,6 +47,10 @@ func main() {
 	flag.Float64Var(&cfg.Rates.LostAnswer, "rate-lost", 0.05, "share of writes applied whose answer is lost")
 	flag.Float64Var(&cfg.Rates.WatchCut, "rate-watch-cut", 0.3, "share of watches cut after a random time (up to 30s)")
 	flag.Float64Var(&cfg.Rates.WatchGone, "rate-watch-410", 0.1, "share of watches answered 410 Gone")
+	flag.StringVar(&mode, "mode", "all", "torture (the random workload with faults and kills), recovery (issue #22 part 3: pre-bound pairs without faults, with an outage, with random faults), or all")
+	flag.IntVar(&rec.Pairs, "recovery-pairs", 1000, "recovery: pre-bound pairs per run")
+	flag.DurationVar(&rec.OutageAt, "recovery-outage-at", 3*time.Second, "recovery: the outage starts this long after the first create")
+	flag.DurationVar(&rec.Outage, "recovery-outage", 5*time.Second, "recovery: length of the outage")
 	klog.InitFlags(nil)
 	flag.Parse()
 	cfg.Seed = *seed
@@ -55,7 +60,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Printf("pv-torture: seed %d (replay: --seed %d)\n", cfg.Seed, cfg.Seed)
-	code, err := run(ctx, cfg, strings.Split(arms, ","), report)
+	rec.Config = cfg
+	code, err := run(ctx, cfg, rec, mode, strings.Split(arms, ","), report)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pv-torture:", err)
 		os.Exit(2)
@@ -63,10 +69,31 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, cfg clustertorture.Config, arms []string, report string) (int, error) {
+func run(ctx context.Context, cfg clustertorture.Config, rec clustertorture.RecoveryConfig, mode string, arms []string, report string) (int, error) {
+	if mode != "all" && mode != "torture" && mode != "recovery" {
+		return 2, fmt.Errorf("--mode: %q is not torture, recovery or all", mode)
+	}
 	var results []*clustertorture.ArmResult
+	var recoveries []*clustertorture.RecoveryResult
 	code := 0
 	for _, arm := range arms {
+		if mode == "torture" {
+			break
+		}
+		c := rec
+		c.Arm = arm
+		r, err := clustertorture.RunRecovery(ctx, c)
+		if err != nil {
+			return 2, fmt.Errorf("recovery, arm %s: %w", arm, err)
+		}
+		recoveries = append(recoveries, r)
+		fmt.Printf("%s recovery: fault-free %s, outage %s, faults %s, unbound %d\n", arm, r.FaultFree.Round(100*time.Millisecond),
+			r.WithOutage.Round(100*time.Millisecond), r.WithFaults.Round(100*time.Millisecond), r.Unbound)
+	}
+	for _, arm := range arms {
+		if mode == "recovery" {
+			break
+		}
 		c := cfg
 		c.Arm = arm
 		r, err := clustertorture.RunArm(ctx, c)
@@ -88,8 +115,15 @@ func run(ctx context.Context, cfg clustertorture.Config, arms []string, report s
 		return 2, err
 	}
 	defer f.Close()
-	if err := clustertorture.WriteReport(f, cfg, results); err != nil {
-		return 2, err
+	if len(results) > 0 {
+		if err := clustertorture.WriteReport(f, cfg, results); err != nil {
+			return 2, err
+		}
+	}
+	if len(recoveries) > 0 {
+		if err := clustertorture.WriteRecoveryReport(f, rec, recoveries); err != nil {
+			return 2, err
+		}
 	}
 	fmt.Println("pv-torture: report in", report)
 	return code, nil

@@ -70,12 +70,7 @@ type ArmResult struct {
 // RunArm runs one arm against the cluster.
 func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	logger := klog.FromContext(ctx)
-	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
-	}
-	restConfig.QPS, restConfig.Burst = 200, 400
-	client, err := clientset.NewForConfig(restConfig)
+	restConfig, client, err := adminClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -88,33 +83,12 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	}
 	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
 
-	// The proxy: the binder's only way to the apiserver.
-	target, err := url.Parse(restConfig.Host)
+	env, err := startProxy(cfg, restConfig)
 	if err != nil {
 		return nil, err
 	}
-	transport, err := rest.TransportFor(restConfig)
-	if err != nil {
-		return nil, err
-	}
-	proxy := faultproxy.New(faultproxy.Config{Target: target, Transport: transport, Rates: cfg.Rates, Seed: cfg.Seed})
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	server := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = server.Serve(listener) }()
-	defer server.Close()
-	proxyKubeconfig := filepath.Join(cfg.WorkDir, cfg.Arm+"-proxy.kubeconfig")
-	if err := os.WriteFile(proxyKubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: proxy, cluster: {server: "http://%s"}}]
-contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
-users: [{name: proxy, user: {}}]
-current-context: proxy
-`, listener.Addr())), 0o600); err != nil {
-		return nil, err
-	}
+	defer env.close()
+	proxy := env.proxy
 
 	checkCtx, stopChecker := context.WithCancel(ctx)
 	defer stopChecker()
@@ -122,11 +96,7 @@ current-context: proxy
 	if err := check.start(checkCtx, client, cfg.Namespace, run); err != nil {
 		return nil, err
 	}
-	args, err := binderCommand(cfg.Arm, cfg.BinDir, cfg.ToolsBin, proxyKubeconfig, cfg.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	binders, err := newReplicas(cfg.Arm, args, cfg.WorkDir, max(cfg.Replicas, 1))
+	binders, err := env.startBinders(cfg, max(cfg.Replicas, 1))
 	if err != nil {
 		return nil, err
 	}
@@ -198,4 +168,64 @@ loop:
 	res.Kills = binders.kills
 	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
 	return res, nil
+}
+
+// armEnv is the proxy in front of the apiserver and the kubeconfig that leads the binder to it.
+type armEnv struct {
+	proxy      *faultproxy.Proxy
+	server     *http.Server
+	kubeconfig string
+}
+
+func (e *armEnv) close() { _ = e.server.Close() }
+
+// startProxy starts the proxy: the binder's only way to the apiserver.
+func startProxy(cfg Config, restConfig *rest.Config) (*armEnv, error) {
+	target, err := url.Parse(restConfig.Host)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := rest.TransportFor(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	proxy := faultproxy.New(faultproxy.Config{Target: target, Transport: transport, Rates: cfg.Rates, Seed: cfg.Seed})
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	server := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(listener) }()
+	kubeconfig := filepath.Join(cfg.WorkDir, cfg.Arm+"-proxy.kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: proxy, cluster: {server: "http://%s"}}]
+contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
+users: [{name: proxy, user: {}}]
+current-context: proxy
+`, listener.Addr())), 0o600); err != nil {
+		_ = server.Close()
+		return nil, err
+	}
+	return &armEnv{proxy: proxy, server: server, kubeconfig: kubeconfig}, nil
+}
+
+// startBinders starts n replicas of cfg.Arm's binder behind the proxy.
+func (e *armEnv) startBinders(cfg Config, n int) (*replicas, error) {
+	args, err := binderCommand(cfg.Arm, cfg.BinDir, cfg.ToolsBin, e.kubeconfig, cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return newReplicas(cfg.Arm, args, cfg.WorkDir, n)
+}
+
+// adminClient is the cluster's admin client (the workload and the checker: never through the proxy).
+func adminClient(cfg Config) (*rest.Config, clientset.Interface, error) {
+	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	restConfig.QPS, restConfig.Burst = 200, 400
+	client, err := clientset.NewForConfig(restConfig)
+	return restConfig, client, err
 }
