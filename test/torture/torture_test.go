@@ -234,6 +234,7 @@ var regressions = []struct {
 	{116, "patch 0015: a Lost claim bound again to a re-created volume of other access modes"},
 	{1151, "patch 0015: a Lost claim bound again to a smaller re-created volume"},
 	{1694, "patch 0016: a Bound claim whose re-created volume names another claim"},
+	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit"},
 }
 
 func TestTortureRegressions(t *testing.T) {
