@@ -234,6 +234,7 @@ var regressions = []struct {
 	{116, "patch 0015: a Lost claim bound again to a re-created volume of other access modes"},
 	{1151, "patch 0015: a Lost claim bound again to a smaller re-created volume"},
 	{1694, "patch 0016: a Bound claim whose re-created volume names another claim"},
+	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4"},
 	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit"},
 }
 
