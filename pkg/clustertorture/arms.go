@@ -26,21 +26,32 @@ type replicas struct {
 	procs   []*exec.Cmd
 	started int
 	kills   int
+	// exits counts the replicas that exited by themselves (a lost Lease), restarted a second
+	// later as the kubelet restarts a static pod.
+	exits    int
+	stopping bool
 }
 
 // binderCommand is the binder of arm, talking to the apiserver through kubeconfig (the proxy).
 // Both arms get the same client QPS and sync period, leader election with short timings (so a
 // kill costs seconds, not the default 15), and no serving port (two replicas on one host).
-func binderCommand(arm, binDir, toolsBin, kubeconfig, adminKubeconfig string) ([]string, error) {
-	common := []string{
+// fastLease: a 4 s Lease (renewed within 3 s), so that a killed leader is replaced within seconds;
+// otherwise KCM's defaults (15 s, 10 s), which an outage of a few seconds does not cost the Lease.
+func binderCommand(arm, binDir, toolsBin, kubeconfig, adminKubeconfig string, fastLease bool) ([]string, error) {
+	lease := []string{"--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"}
+	if fastLease {
+		lease = []string{"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s"}
+	}
+	common := append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--kube-api-qps=1000", "--kube-api-burst=1000",
 		"--pvclaimbinder-sync-period=15s",
-		"--leader-elect=true", "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
+		"--leader-elect=true"}, lease...)
+	common = append(common,
 		"--secure-port=0",
-		"--authentication-kubeconfig=" + adminKubeconfig, "--authorization-kubeconfig=" + adminKubeconfig,
+		"--authentication-kubeconfig="+adminKubeconfig, "--authorization-kubeconfig="+adminKubeconfig,
 		"-v=2",
-	}
+	)
 	switch arm {
 	case ArmOurs:
 		bin := filepath.Join(binDir, "pv-controller-manager")
@@ -84,34 +95,61 @@ func (r *replicas) start(i int) error {
 		log.Close()
 		return err
 	}
-	go func() { _ = cmd.Wait(); log.Close() }()
 	r.procs[i] = cmd
 	r.started++
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		r.lock.Lock()
+		defer r.lock.Unlock()
+		if r.stopping || r.procs[i] != cmd {
+			return // stopped, or killed and restarted by killAndRestart
+		}
+		r.exits++
+		r.procs[i] = nil
+		go func() {
+			time.Sleep(time.Second) // the kubelet's restart delay, not a synchronisation
+			r.lock.Lock()
+			defer r.lock.Unlock()
+			if !r.stopping && r.procs[i] == nil {
+				_ = r.start(i)
+			}
+		}()
+	}()
 	return nil
 }
 
 // killAndRestart SIGKILLs replica i and starts it again after down.
 func (r *replicas) killAndRestart(i int, down time.Duration) error {
 	r.lock.Lock()
-	defer r.lock.Unlock()
-	if p := r.procs[i]; p != nil && p.Process != nil {
+	p := r.procs[i]
+	r.procs[i] = nil // its exit is ours, not one to restart
+	if p != nil && p.Process != nil {
 		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 		r.kills++
 	}
+	r.lock.Unlock()
 	time.Sleep(down)
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	if r.stopping || r.procs[i] != nil {
+		return nil
+	}
 	return r.start(i)
 }
 
 func (r *replicas) stopAll() {
 	r.lock.Lock()
-	defer r.lock.Unlock()
-	for _, p := range r.procs {
+	r.stopping = true
+	procs := append([]*exec.Cmd(nil), r.procs...)
+	r.lock.Unlock()
+	for _, p := range procs {
 		if p != nil && p.Process != nil {
 			_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
 		}
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for _, p := range r.procs {
+	for _, p := range procs {
 		if p == nil || p.Process == nil {
 			continue
 		}

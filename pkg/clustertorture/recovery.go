@@ -48,6 +48,9 @@ func RunRecovery(ctx context.Context, cfg RecoveryConfig) (*RecoveryResult, erro
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
+	if err := ensureNamespace(ctx, client, cfg.Namespace); err != nil {
+		return nil, err
+	}
 	res := &RecoveryResult{Arm: cfg.Arm, Faults: map[string]int64{}}
 	for _, run := range []struct {
 		name   string
@@ -66,7 +69,7 @@ func RunRecovery(ctx context.Context, cfg RecoveryConfig) (*RecoveryResult, erro
 		if err != nil {
 			return nil, err
 		}
-		binders, err := env.startBinders(c, 1)
+		binders, err := env.startBinders(c, 1, false)
 		if err != nil {
 			env.close()
 			return nil, err
@@ -101,14 +104,17 @@ func RunRecovery(ctx context.Context, cfg RecoveryConfig) (*RecoveryResult, erro
 		if err == nil {
 			err = loadgen.Verify(ctx, client, load)
 		}
-		binders.stopAll()
 		for k, v := range env.proxy.Counts() {
 			res.Faults[run.name+"/"+k] = v
 		}
-		env.close()
+		// The binder releases the volumes of the deleted claims; only then does PV protection let
+		// the volumes go. So it runs, faults off, until the cleanup is done.
+		env.proxy.SetFaults(false)
 		if cleanupErr := loadgen.Cleanup(context.WithoutCancel(ctx), client, load); err == nil {
 			err = cleanupErr
 		}
+		binders.stopAll()
+		env.close()
 		if err != nil {
 			return nil, fmt.Errorf("%s, %s: %w", cfg.Arm, run.name, err)
 		}

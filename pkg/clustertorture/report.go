@@ -44,7 +44,9 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 		w := a.Faults[faultproxy.ForwardedWrites]
 		return fmt.Sprintf("%d / %.2f", w, float64(w)/float64(max(a.BoundEver, 1)))
 	})
-	row("binder SIGKILLs / outages", func(a *ArmResult) string { return fmt.Sprintf("%d / %d", a.Kills, a.Outages) })
+	row("binder SIGKILLs / exits on a lost Lease (restarted) / outages", func(a *ArmResult) string {
+		return fmt.Sprintf("%d / %d / %d", a.Kills, a.Exits, a.Outages)
+	})
 	faults := map[string]bool{}
 	ops := map[string]bool{}
 	for _, a := range arms {

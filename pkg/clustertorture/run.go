@@ -58,6 +58,7 @@ type ArmResult struct {
 	OpErrors   int
 	Faults     map[string]int64
 	Kills      int
+	Exits      int
 	Outages    int
 	Violations []string
 	// Claims at the end, Bound at the end, claims ever seen Bound.
@@ -77,8 +78,7 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
 		return nil, err
 	}
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cfg.Namespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := ensureNamespace(ctx, client, cfg.Namespace); err != nil {
 		return nil, err
 	}
 	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
@@ -96,7 +96,7 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	if err := check.start(checkCtx, client, cfg.Namespace, run); err != nil {
 		return nil, err
 	}
-	binders, err := env.startBinders(cfg, max(cfg.Replicas, 1))
+	binders, err := env.startBinders(cfg, max(cfg.Replicas, 1), true)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +166,7 @@ loop:
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()
 	res.Kills = binders.kills
+	res.Exits = binders.exits
 	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
 	return res, nil
 }
@@ -211,8 +212,8 @@ current-context: proxy
 }
 
 // startBinders starts n replicas of cfg.Arm's binder behind the proxy.
-func (e *armEnv) startBinders(cfg Config, n int) (*replicas, error) {
-	args, err := binderCommand(cfg.Arm, cfg.BinDir, cfg.ToolsBin, e.kubeconfig, cfg.Kubeconfig)
+func (e *armEnv) startBinders(cfg Config, n int, fastLease bool) (*replicas, error) {
+	args, err := binderCommand(cfg.Arm, cfg.BinDir, cfg.ToolsBin, e.kubeconfig, cfg.Kubeconfig, fastLease)
 	if err != nil {
 		return nil, err
 	}
@@ -228,4 +229,12 @@ func adminClient(cfg Config) (*rest.Config, clientset.Interface, error) {
 	restConfig.QPS, restConfig.Burst = 200, 400
 	client, err := clientset.NewForConfig(restConfig)
 	return restConfig, client, err
+}
+
+func ensureNamespace(ctx context.Context, client clientset.Interface, name string) error {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
