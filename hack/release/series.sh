@@ -46,7 +46,7 @@ release_line() {
 
 # line_of VERSION prints the carried line whose tag is VERSION, or fails saying what is carried.
 line_of() {
-  local line carried=""
+  local line l carried=""
   line="$(release_line "$1")"
   for l in $(carried_lines); do carried+="$(line_tag "${l}") "; done
   if [[ ! -f "${RELEASES_DIR}/${line}/UPSTREAM" ]]; then

@@ -70,6 +70,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if in != dir {
+		defer os.RemoveAll(in)
+	}
 	entries, err := os.ReadDir(in)
 	if err != nil {
 		log.Fatal(err)

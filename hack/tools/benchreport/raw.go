@@ -16,7 +16,7 @@ import (
 const rawArchive = "raw.tar.gz"
 
 // rawDir returns the directory holding dir's JSON: dir itself, or, when dir has raw.tar.gz, a
-// temporary directory it was unpacked into (left for the OS to clean).
+// temporary directory it was unpacked into (the caller removes it).
 func rawDir(dir string) (string, error) {
 	f, err := os.Open(filepath.Join(dir, rawArchive))
 	if errors.Is(err, os.ErrNotExist) {
