@@ -223,19 +223,20 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister, getLease func() (*c
 	}
 	wasActive := len(g.active) > 0
 	g.known, g.active, g.leader = true, active, leader
+	// The gauge moves with g.active, under the lock: whoever sees Active() sees the same gauge.
+	if len(active) > 0 {
+		activeGauge.Set(1)
+	} else {
+		activeGauge.Set(0)
+	}
 	if changed {
 		close(g.changed)
 		g.changed = make(chan struct{})
 	}
 	g.mu.Unlock()
 
-	if len(active) > 0 {
-		activeGauge.Set(1)
-	} else {
-		activeGauge.Set(0)
-		if wasActive {
-			logger.Info("kube-controller-manager no longer runs its PersistentVolume binder; binding resumes")
-		}
+	if len(active) == 0 && wasActive {
+		logger.Info("kube-controller-manager no longer runs its PersistentVolume binder; binding resumes")
 	}
 	for _, pod := range newlyActive {
 		if g.cfg.Recorder != nil {
