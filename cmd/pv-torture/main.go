@@ -40,6 +40,10 @@ func main() {
 	flag.DurationVar(&cfg.OutageLength, "outage-length", 5*time.Second, "length of an outage")
 	flag.DurationVar(&cfg.SettleQuiet, "settle-quiet", 30*time.Second, "settled once nothing changed that long")
 	flag.DurationVar(&cfg.SettleMax, "settle-max", 5*time.Minute, "give up settling after this")
+	flag.StringVar(&cfg.ClusterDir, "cluster-dir", "", "kwokctl's directory of the cluster (pids/, logs/): crash and restart its apiserver and etcd, compact etcd (empty: none of these)")
+	flag.DurationVar(&cfg.RestartEvery, "restart-every", 90*time.Second, "with --cluster-dir: mean time between SIGKILLs of the apiserver or etcd (0: none)")
+	flag.DurationVar(&cfg.MaxRestartDown, "max-restart-down", 5*time.Second, "a crashed apiserver or etcd restarts within this")
+	flag.DurationVar(&cfg.CompactEvery, "compact-every", 45*time.Second, "with --cluster-dir: mean time between compactions of etcd to its current revision (0: none)")
 	flag.Float64Var(&cfg.Rates.Refused500, "rate-500", 0.02, "share of requests answered 500")
 	flag.Float64Var(&cfg.Rates.Refused503, "rate-503", 0.02, "share of requests answered 503")
 	flag.Float64Var(&cfg.Rates.Throttled429, "rate-429", 0.02, "share of requests answered 429 with Retry-After")
@@ -101,8 +105,8 @@ func run(ctx context.Context, cfg clustertorture.Config, rec clustertorture.Reco
 			return 2, fmt.Errorf("arm %s: %w", arm, err)
 		}
 		results = append(results, r)
-		fmt.Printf("%s: %d violations, settled %t after %s; %d claims ever Bound; %d kills; proxy %s\n", arm, len(r.Violations), r.Settled,
-			r.SettleTime.Round(100*time.Millisecond), r.BoundEver, r.Kills, countsLine(r.Faults))
+		fmt.Printf("%s: %d violations, settled %t after %s; %d claims ever Bound; %d kills; restarts %v, %d compactions; proxy %s\n", arm, len(r.Violations), r.Settled,
+			r.SettleTime.Round(100*time.Millisecond), r.BoundEver, r.Kills, r.Restarts, r.Compactions, countsLine(r.Faults))
 		for _, v := range r.Violations {
 			fmt.Printf("  %s: %s\n", arm, v)
 		}

@@ -22,5 +22,5 @@ seed_flag=()
 [[ -n "${TORTURE_SEED:-}" ]] && seed_flag=(--seed "${TORTURE_SEED}")
 # shellcheck disable=SC2086
 "${BIN_DIR}/pv-torture" --kubeconfig "${REPO_ROOT}/_output/local/${CLUSTER_NAME}/kubeconfig" \
-  --bin-dir "${BIN_DIR}" --tools-bin "${TOOLS_BIN}" --work-dir "${out}" \
+  --bin-dir "${BIN_DIR}" --tools-bin "${TOOLS_BIN}" --work-dir "${out}" --cluster-dir "${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}/clusters/${CLUSTER_NAME}" \
   --duration "${TORTURE_CLUSTER_DURATION:-5m}" --arms "${TORTURE_ARMS:-upstream,ours}" "${seed_flag[@]}" ${TORTURE_FLAGS:-}

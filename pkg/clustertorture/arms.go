@@ -28,7 +28,10 @@ type replicas struct {
 	kills   int
 	// exits counts the replicas that exited by themselves (a lost Lease), restarted a second
 	// later as the kubelet restarts a static pod.
-	exits    int
+	exits int
+	// panics: replicas that exited with a Go panic's exit code (2), e.g. the cache mutation
+	// detector finding an informer's object changed in place. Each is a violation.
+	panics   []string
 	stopping bool
 }
 
@@ -102,6 +105,10 @@ func (r *replicas) start(i int) error {
 		log.Close()
 		r.lock.Lock()
 		defer r.lock.Unlock()
+		if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 2 {
+			r.panics = append(r.panics, fmt.Sprintf("%s replica %d (pid %d) exited with code 2, a Go panic: see %s",
+				r.arm, i, cmd.Process.Pid, filepath.Join(r.logDir, fmt.Sprintf("%s-%d.log", r.arm, i))))
+		}
 		if r.stopping || r.procs[i] != cmd {
 			return // stopped, or killed and restarted by killAndRestart
 		}
@@ -158,4 +165,10 @@ func (r *replicas) stopAll() {
 		}
 		_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+func (r *replicas) panicked() []string {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	return append([]string(nil), r.panics...)
 }

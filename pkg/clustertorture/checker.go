@@ -3,7 +3,9 @@ package clustertorture
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -33,11 +35,16 @@ type checker struct {
 	seen       map[string]bool
 	lastChange time.Time
 	bound      map[types.UID]bool // claims seen Bound at least once
+	// boundOn indexes the claims Bound to each volume, so an event costs O(1), not O(claims).
+	boundOn map[string]map[string]bool
+	// boundByClass counts the claims ever Bound by storage class ("" static, WaitForFirstConsumer, provisioned).
+	boundByClass map[string]int
 }
 
 func newChecker() *checker {
 	return &checker{claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{},
-		releasedBy: map[string]types.UID{}, since: map[string]time.Time{}, seen: map[string]bool{}, bound: map[types.UID]bool{}}
+		releasedBy: map[string]types.UID{}, since: map[string]time.Time{}, seen: map[string]bool{}, bound: map[types.UID]bool{},
+		boundOn: map[string]map[string]bool{}, boundByClass: map[string]int{}}
 }
 
 // start runs informers on the run's objects until ctx is done.
@@ -53,6 +60,7 @@ func (c *checker) start(ctx context.Context, client clientset.Interface, namespa
 		DeleteFunc: func(o any) {
 			if claim, ok := cache.DeletionHandlingObjectToName(o); ok == nil {
 				c.lock.Lock()
+				c.unindex(claim.Name)
 				delete(c.claims, claim.Name)
 				c.lastChange = time.Now()
 				c.lock.Unlock()
@@ -110,16 +118,41 @@ func (c *checker) violate(key, format string, a ...any) {
 func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
+	c.unindex(claim.Name)
 	c.claims[claim.Name] = claim.DeepCopy()
 	c.lastChange = time.Now()
 	if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName == "" {
 		return
 	}
-	c.bound[claim.UID] = true
+	if !c.bound[claim.UID] {
+		c.bound[claim.UID] = true
+		c.boundByClass[classOf(claim)]++
+	}
+	on := c.boundOn[claim.Spec.VolumeName]
+	if on == nil {
+		on = map[string]bool{}
+		c.boundOn[claim.Spec.VolumeName] = on
+	}
+	on[claim.Name] = true
 	// Never two claims Bound to one volume: two pods would write one disk.
-	for _, other := range c.claims {
-		if other.Name != claim.Name && other.Status.Phase == v1.ClaimBound && other.Spec.VolumeName == claim.Spec.VolumeName {
-			c.violate("two-claims/"+claim.Spec.VolumeName, "claims %s and %s are both Bound to volume %s", other.Name, claim.Name, claim.Spec.VolumeName)
+	if len(on) > 1 {
+		names := make([]string, 0, len(on))
+		for name := range on {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		c.violate("two-claims/"+claim.Spec.VolumeName, "claims %v are all Bound to volume %s", names, claim.Spec.VolumeName)
+	}
+}
+
+// unindex forgets where the claim's previous version was Bound (c.lock held).
+func (c *checker) unindex(name string) {
+	if old := c.claims[name]; old != nil && old.Spec.VolumeName != "" {
+		if on := c.boundOn[old.Spec.VolumeName]; on != nil {
+			delete(on, name)
+			if len(on) == 0 {
+				delete(c.boundOn, old.Spec.VolumeName)
+			}
 		}
 	}
 }
@@ -174,6 +207,12 @@ func (c *checker) scan(settled bool) {
 			if pv != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID) {
 				current["disagree/"+claim.Name] = fmt.Sprintf("claim %s is Bound to volume %s whose claimRef is %v", claim.Name, pv.Name, refString(pv.Spec.ClaimRef))
 			}
+			// A Bound claim's volume fits it, by the checker's own rules, not the matcher's.
+			if pv != nil {
+				if why := misfit(claim, pv); why != "" {
+					current["misfit/"+claim.Name] = fmt.Sprintf("claim %s is Bound to volume %s, which does not fit: %s", claim.Name, pv.Name, why)
+				}
+			}
 		case v1.ClaimPending:
 			if settled {
 				if why := c.fitFor(claim); why != "" {
@@ -199,28 +238,52 @@ func (c *checker) scan(settled bool) {
 	}
 }
 
-// fitFor says why a settled Pending claim should have been bound, or "".
+// misfit says why volume cannot serve claim, or "".
+func misfit(claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) string {
+	want, have := claim.Spec.Resources.Requests[v1.ResourceStorage], volume.Spec.Capacity[v1.ResourceStorage]
+	switch {
+	case have.Cmp(want) < 0:
+		return fmt.Sprintf("capacity %s < request %s", have.String(), want.String())
+	case volume.Spec.StorageClassName != classOf(claim):
+		return fmt.Sprintf("class %q, the claim's %q", volume.Spec.StorageClassName, classOf(claim))
+	}
+	for _, mode := range claim.Spec.AccessModes {
+		if !slices.Contains(volume.Spec.AccessModes, mode) {
+			return fmt.Sprintf("access mode %s missing", mode)
+		}
+	}
+	return ""
+}
+
+// fitFor says why a settled Pending claim should have been bound, or "". WaitForFirstConsumer
+// claims are the scheduler's to place (the binder only completes what it chose): not checked.
 func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
-	want := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	if claim.DeletionTimestamp != nil || classOf(claim) == ClassWFFC {
+		return ""
+	}
+	if classOf(claim) == ClassProvisioned && claim.Annotations[annStorageProvisioner] != Provisioner {
+		return "it was never handed to its provisioner (no " + annStorageProvisioner + " annotation)"
+	}
 	fits := func(v *v1.PersistentVolume) bool {
-		have := v.Spec.Capacity[v1.ResourceStorage]
-		return v.DeletionTimestamp == nil && have.Cmp(want) >= 0 && v.Spec.StorageClassName == ""
+		return v.DeletionTimestamp == nil && v.Status.Phase == v1.VolumeAvailable && misfit(claim, v) == ""
+	}
+	reserves := func(v *v1.PersistentVolume) bool {
+		return v.Spec.ClaimRef.Namespace == claim.Namespace && v.Spec.ClaimRef.Name == claim.Name && (v.Spec.ClaimRef.UID == "" || v.Spec.ClaimRef.UID == claim.UID)
 	}
 	if name := claim.Spec.VolumeName; name != "" {
-		v := c.volumes[name]
-		if v != nil && v.Status.Phase == v1.VolumeAvailable && fits(v) && (v.Spec.ClaimRef == nil || v.Spec.ClaimRef.Name == claim.Name && (v.Spec.ClaimRef.UID == "" || v.Spec.ClaimRef.UID == claim.UID)) {
+		if v := c.volumes[name]; v != nil && fits(v) && (v.Spec.ClaimRef == nil || reserves(v)) {
 			return fmt.Sprintf("the volume it names, %s, is Available and fits", name)
 		}
 		return ""
 	}
 	for _, v := range c.volumes {
-		if v.Status.Phase != v1.VolumeAvailable || !fits(v) {
+		if !fits(v) {
 			continue
 		}
 		if v.Spec.ClaimRef == nil {
 			return fmt.Sprintf("volume %s is Available and fits", v.Name)
 		}
-		if v.Spec.ClaimRef.Name == claim.Name && v.Spec.ClaimRef.UID == "" {
+		if reserves(v) {
 			return fmt.Sprintf("volume %s reserves it by claimRef and fits", v.Name)
 		}
 	}
@@ -234,16 +297,17 @@ func (c *checker) quietFor() time.Duration {
 	return time.Since(c.lastChange)
 }
 
-func (c *checker) result() (violations []string, claims, bound, boundEver int) {
+func (c *checker) result() (violations []string, claims, bound, boundEver int, byClass map[string]int) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
+	byClass = maps.Clone(c.boundByClass)
 	for _, claim := range c.claims {
 		claims++
 		if claim.Status.Phase == v1.ClaimBound {
 			bound++
 		}
 	}
-	return append([]string(nil), c.violations...), claims, bound, len(c.bound)
+	return append([]string(nil), c.violations...), claims, bound, len(c.bound), byClass
 }
 
 func (c *checker) randomClaim(rng *rand.Rand) string {
@@ -281,4 +345,11 @@ func refString(ref *v1.ObjectReference) string {
 		return "<none>"
 	}
 	return fmt.Sprintf("%s/%s (UID %q)", ref.Namespace, ref.Name, ref.UID)
+}
+
+// remaining counts the run's claims and volumes still in the cache.
+func (c *checker) remaining() (claims, volumes int) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	return len(c.claims), len(c.volumes)
 }

@@ -34,7 +34,7 @@ func testVolume(name string, claim string, uid types.UID, phase v1.PersistentVol
 }
 
 func violations(c *checker) string {
-	v, _, _, _ := c.result()
+	v, _, _, _, _ := c.result()
 	return strings.Join(v, "\n")
 }
 
@@ -45,7 +45,7 @@ func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
 		t.Fatalf("one claim: %s", got)
 	}
 	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
-	if got := violations(c); !strings.Contains(got, "both Bound to volume pv") {
+	if got := violations(c); !strings.Contains(got, "[a b] are all Bound to volume pv") {
 		t.Fatalf("two claims Bound to one volume: %q", got)
 	}
 }
@@ -93,5 +93,57 @@ func TestCheckerSettledLiveness(t *testing.T) {
 	c.scan(true)
 	if got := violations(c); got != "" {
 		t.Fatalf("nothing fits: %s", got)
+	}
+}
+
+// The index of Bound claims follows updates and deletes: a claim that left a volume does not
+// count against the next claim Bound to it.
+func TestCheckerIndexForgetsClaimsThatLeft(t *testing.T) {
+	c := newChecker()
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimLost), false) // not Bound any more
+	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
+	c.lock.Lock()
+	c.unindex("b") // as the informer's delete handler does
+	delete(c.claims, "b")
+	c.lock.Unlock()
+	c.onClaim(testClaim("c", "uc", "pv", v1.ClaimBound), false)
+	if got := violations(c); got != "" {
+		t.Fatalf("one claim Bound at a time: %s", got)
+	}
+	c.onClaim(testClaim("d", "ud", "pv", v1.ClaimBound), false)
+	if got := violations(c); !strings.Contains(got, "[c d] are all Bound to volume pv") {
+		t.Fatalf("c and d on one volume: %q", got)
+	}
+}
+
+func TestCheckerBoundClaimOnAVolumeThatDoesNotFit(t *testing.T) {
+	c := newChecker()
+	claim := testClaim("a", "ua", "pv", v1.ClaimBound)
+	claim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
+	c.onClaim(claim, false)
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound))
+	c.scan(true)
+	if got := violations(c); !strings.Contains(got, "does not fit: capacity 1Gi < request 2Gi") {
+		t.Fatalf("a 2Gi claim on a 1Gi volume: %q", got)
+	}
+}
+
+func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
+	c := newChecker()
+	claim := testClaim("a", "ua", "", v1.ClaimPending)
+	claim.Spec.StorageClassName = ptr.To(ClassProvisioned)
+	c.onClaim(claim, false)
+	wffc := testClaim("w", "uw", "", v1.ClaimPending)
+	wffc.Spec.StorageClassName = ptr.To(ClassWFFC)
+	c.onClaim(wffc, false)
+	c.onVolume(testVolume("free", "", "", v1.VolumeAvailable)) // class "": fits neither
+	c.scan(true)
+	got := violations(c)
+	if !strings.Contains(got, "claim a is Pending although it was never handed to its provisioner") {
+		t.Fatalf("a provisioned claim without the annotation: %q", got)
+	}
+	if strings.Contains(got, "claim w") || strings.Contains(got, "free") {
+		t.Fatalf("a WaitForFirstConsumer claim is the scheduler's, and a class \"\" volume fits neither: %q", got)
 	}
 }

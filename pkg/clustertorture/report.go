@@ -15,9 +15,9 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Cluster torture, seed %d\n\n", cfg.Seed)
 	fmt.Fprintf(&b, "Per arm: %s of workload at %.1f operations/s and faults, %d binder replicas (a random one SIGKILLed every ~%s, down up to %s), "+
-		"an outage of every write for %s every ~%s; then faults stop and the run settles (nothing changed for %s, at most %s). "+
+		"an outage of every write for %s every ~%s; %s; then faults stop and the run settles (nothing changed for %s, at most %s). "+
 		"Proxy rates: 500 %.2f, 503 %.2f, 429 %.2f, reset %.2f, write applied with its answer lost %.2f, watch cut %.2f, watch 410 %.2f.\n\n",
-		cfg.Duration, cfg.OpsPerSecond, cfg.Replicas, cfg.KillEvery, cfg.MaxDown, cfg.OutageLength, cfg.OutageEvery, cfg.SettleQuiet, cfg.SettleMax,
+		cfg.Duration, cfg.OpsPerSecond, cfg.Replicas, cfg.KillEvery, cfg.MaxDown, cfg.OutageLength, cfg.OutageEvery, planeFaults(cfg), cfg.SettleQuiet, cfg.SettleMax,
 		cfg.Rates.Refused500, cfg.Rates.Refused503, cfg.Rates.Throttled429, cfg.Rates.Reset, cfg.Rates.LostAnswer, cfg.Rates.WatchCut, cfg.Rates.WatchGone)
 	row := func(name string, f func(*ArmResult) string) {
 		fmt.Fprintf(&b, "| %s |", name)
@@ -40,12 +40,18 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 		return fmt.Sprintf("%t / %s", a.Settled, a.SettleTime.Round(100*time.Millisecond))
 	})
 	row("claims at the end / Bound / ever Bound", func(a *ArmResult) string { return fmt.Sprintf("%d / %d / %d", a.Claims, a.Bound, a.BoundEver) })
+	row(fmt.Sprintf("ever Bound by class: static / %s / %s", ClassWFFC, ClassProvisioned), func(a *ArmResult) string {
+		return fmt.Sprintf("%d / %d / %d", a.BoundByClass[""], a.BoundByClass[ClassWFFC], a.BoundByClass[ClassProvisioned])
+	})
 	row("binder writes forwarded (applied) / per claim ever Bound", func(a *ArmResult) string {
 		w := a.Faults[faultproxy.ForwardedWrites]
 		return fmt.Sprintf("%d / %.2f", w, float64(w)/float64(max(a.BoundEver, 1)))
 	})
 	row("binder SIGKILLs / exits on a lost Lease (restarted) / outages", func(a *ArmResult) string {
 		return fmt.Sprintf("%d / %d / %d", a.Kills, a.Exits, a.Outages)
+	})
+	row("kube-apiserver / etcd SIGKILLed and restarted / etcd compactions", func(a *ArmResult) string {
+		return fmt.Sprintf("%d / %d / %d", a.Restarts[ComponentAPIServer], a.Restarts[ComponentEtcd], a.Compactions)
 	})
 	faults := map[string]bool{}
 	ops := map[string]bool{}
@@ -84,4 +90,11 @@ func sorted(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func planeFaults(cfg Config) string {
+	if cfg.ClusterDir == "" {
+		return "the control plane left alone"
+	}
+	return fmt.Sprintf("the apiserver or etcd SIGKILLed every ~%s (down up to %s), etcd compacted every ~%s", cfg.RestartEvery, cfg.MaxRestartDown, cfg.CompactEvery)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/fastpv/pv-controller-manager/pkg/faultproxy"
 )
@@ -47,22 +48,34 @@ type Config struct {
 	OutageEvery, OutageLength time.Duration
 	// SettleQuiet: settled once nothing changed that long; SettleMax bounds the wait.
 	SettleQuiet, SettleMax time.Duration
+	// ClusterDir is kwokctl's directory of the cluster (pids/, logs/): with it, the control
+	// plane is crashed too. RestartEvery is the mean time between SIGKILLs of the apiserver or
+	// etcd (drawn at random; 0: none), each down for up to MaxRestartDown; CompactEvery the mean
+	// time between compactions of etcd to its current revision (0: none).
+	ClusterDir                   string
+	RestartEvery, MaxRestartDown time.Duration
+	CompactEvery                 time.Duration
 }
 
 // ArmResult is what one arm's run measured.
 type ArmResult struct {
-	Arm        string
-	Seed       uint64
-	Duration   time.Duration
-	Ops        map[string]int
-	OpErrors   int
-	Faults     map[string]int64
-	Kills      int
-	Exits      int
-	Outages    int
-	Violations []string
+	Arm      string
+	Seed     uint64
+	Duration time.Duration
+	Ops      map[string]int
+	OpErrors int
+	Faults   map[string]int64
+	Kills    int
+	Exits    int
+	Outages  int
+	// Restarts of control-plane components by name; Compactions of etcd.
+	Restarts    map[string]int
+	Compactions int
+	Violations  []string
 	// Claims at the end, Bound at the end, claims ever seen Bound.
 	Claims, Bound, BoundEver int
+	// BoundByClass: claims ever Bound by storage class.
+	BoundByClass map[string]int
 	// Settled: nothing changed for SettleQuiet; SettleTime from the end of the faults to the last change.
 	Settled    bool
 	SettleTime time.Duration
@@ -80,6 +93,19 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	}
 	if err := ensureNamespace(ctx, client, cfg.Namespace); err != nil {
 		return nil, err
+	}
+	if err := ensureClasses(ctx, client); err != nil {
+		return nil, err
+	}
+	nodes, err := listNodes(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	var plane *controlPlane
+	if cfg.ClusterDir != "" {
+		if plane, err = newControlPlane(cfg.ClusterDir, client); err != nil {
+			return nil, err
+		}
 	}
 	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
 
@@ -103,7 +129,7 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	defer binders.stopAll()
 
 	res := &ArmResult{Arm: cfg.Arm, Seed: cfg.Seed, Duration: cfg.Duration}
-	work := newWorkload(client, cfg.Namespace, run, cfg.Seed)
+	work := newWorkload(client, cfg.Namespace, run, cfg.Seed, nodes)
 	chaos := rand.New(rand.NewPCG(cfg.Seed^0xc4a05, cfg.Seed))
 	between := func(mean time.Duration) <-chan time.Time {
 		return time.After(time.Duration(float64(mean) * (0.5 + chaos.Float64())))
@@ -112,9 +138,15 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	defer stopFaults()
 	ops := time.NewTicker(time.Duration(float64(time.Second) / max(cfg.OpsPerSecond, 0.1)))
 	defer ops.Stop()
-	var kill, outage <-chan time.Time
+	var kill, outage, restart, compact <-chan time.Time
 	if cfg.KillEvery > 0 {
 		kill = between(cfg.KillEvery)
+	}
+	if plane != nil && cfg.RestartEvery > 0 {
+		restart = between(cfg.RestartEvery)
+	}
+	if plane != nil && cfg.CompactEvery > 0 {
+		compact = between(cfg.CompactEvery)
 	}
 	if cfg.OutageEvery > 0 {
 		outage = between(cfg.OutageEvery)
@@ -142,6 +174,19 @@ loop:
 			}
 			proxy.SetOutage(false)
 			outage = between(cfg.OutageEvery)
+		case <-restart:
+			component := []string{ComponentAPIServer, ComponentEtcd}[chaos.IntN(2)]
+			down := time.Duration(chaos.Int64N(int64(max(cfg.MaxRestartDown, time.Millisecond))))
+			logger.Info("Cluster torture: crashing a control-plane component", "component", component, "down", down)
+			if err := plane.restart(ctx, component, down); err != nil {
+				return nil, err
+			}
+			restart = between(cfg.RestartEvery)
+		case <-compact:
+			if err := plane.compact(ctx); err != nil {
+				logger.Error(err, "Cluster torture: compacting etcd") // etcd may be down: counted only when done
+			}
+			compact = between(cfg.CompactEvery)
 		}
 	}
 	if ctx.Err() != nil {
@@ -162,12 +207,20 @@ loop:
 	res.Settled = check.quietFor() >= cfg.SettleQuiet
 	res.SettleTime = max(time.Since(stopped)-check.quietFor(), 0)
 	check.scan(true)
-	res.Violations, res.Claims, res.Bound, res.BoundEver = check.result()
+	res.Violations, res.Claims, res.Bound, res.BoundEver, res.BoundByClass = check.result()
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()
+	res.Violations = append(res.Violations, binders.panicked()...)
 	res.Kills = binders.kills
 	res.Exits = binders.exits
+	if plane != nil {
+		res.Restarts, res.Compactions = plane.restarts, plane.compactions
+	}
 	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
+	// The next arm must not find this one's claims and volumes: its binder would bind them too.
+	if err := cleanup(ctx, client, cfg.Namespace, run, check); err != nil {
+		return nil, fmt.Errorf("cleaning up arm %s: %w", cfg.Arm, err)
+	}
 	return res, nil
 }
 
@@ -237,4 +290,37 @@ func ensureNamespace(ctx context.Context, client clientset.Interface, name strin
 		return err
 	}
 	return nil
+}
+
+// cleanup deletes the run's pods and claims, lets the binder (still running, faults off) release
+// their volumes, then deletes the volumes, and waits until the checker sees none of them left.
+func cleanup(ctx context.Context, client clientset.Interface, namespace, run string, check *checker) error {
+	selector := metav1.ListOptions{LabelSelector: "torture=" + run}
+	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
+	if err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, now, selector); err != nil {
+		return err
+	}
+	if err := client.CoreV1().PersistentVolumeClaims(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		claims, volumes := check.remaining()
+		if claims == 0 {
+			if err := client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+				return err
+			}
+			if volumes == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d claims and %d volumes of run %s still there 3m after their deletion", claims, volumes, run)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }

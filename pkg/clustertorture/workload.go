@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -24,6 +25,11 @@ const (
 	OpDeleteClaim    = "delete-claim"
 	OpDeleteVolume   = "delete-volume"
 	OpDeleteReleased = "delete-released-volume"
+	OpWFFCPod        = "create-wffc-volume-claim-pod" // WaitForFirstConsumer: a PV on one node, its claim, a pod: the scheduler picks the PV
+	OpDeletePod      = "delete-pod"
+	OpProvisioned    = "create-provisioned-claim" // a claim of the provisioning class: provisioned by the workload (provisioner.go)
+	OpProvision      = "provision-volume"         // the workload's provisioner created a claim's PV
+	OpDeprovision    = "deprovision-volume"       // ... and deleted a Released one (reclaim policy Delete)
 )
 
 var sizes = []string{"1Gi", "2Gi", "5Gi"}
@@ -39,10 +45,15 @@ type workload struct {
 	counts    map[string]int
 	pending   []string // claims created first whose PV comes a step later
 	errors    int
+	nodes     []string // kwok nodes, for WaitForFirstConsumer volumes' node affinity
+	pods      []string
+	// provisioned: claims the workload's provisioner has created a volume for.
+	provisioned map[types.UID]bool
 }
 
-func newWorkload(client clientset.Interface, namespace, run string, seed uint64) *workload {
-	return &workload{client: client, namespace: namespace, run: run, rng: rand.New(rand.NewPCG(seed, seed+1)), counts: map[string]int{}}
+func newWorkload(client clientset.Interface, namespace, run string, seed uint64, nodes []string) *workload {
+	return &workload{client: client, namespace: namespace, run: run, rng: rand.New(rand.NewPCG(seed, seed+1)), counts: map[string]int{},
+		nodes: nodes, provisioned: map[types.UID]bool{}}
 }
 
 func (w *workload) labels() map[string]string { return map[string]string{"torture": w.run} }
@@ -83,7 +94,8 @@ func (w *workload) step(ctx context.Context, world *checker) {
 	ops := []struct {
 		kind   string
 		weight int
-	}{{OpPrebound, 6}, {OpPreboundLate, 3}, {OpClaimRef, 4}, {OpMatched, 4}, {OpFreeVolume, 4}, {OpDeleteClaim, 4}, {OpDeleteVolume, 1}, {OpDeleteReleased, 2}}
+	}{{OpPrebound, 6}, {OpPreboundLate, 3}, {OpClaimRef, 4}, {OpMatched, 4}, {OpFreeVolume, 4}, {OpDeleteClaim, 4}, {OpDeleteVolume, 1}, {OpDeleteReleased, 2},
+		{OpWFFCPod, 3}, {OpDeletePod, 2}, {OpProvisioned, 3}}
 	total := 0
 	for _, o := range ops {
 		total += o.weight
@@ -96,6 +108,11 @@ func (w *workload) step(ctx context.Context, world *checker) {
 			break
 		}
 		pick -= o.weight
+	}
+	// The provisioner answers claims waiting for it, as an external provisioner would.
+	if kind, err, done := w.provision(ctx, world); done {
+		w.do(kind, err)
+		return
 	}
 	// A claim created first gets its PV now, before anything else.
 	if len(w.pending) > 0 && w.rng.IntN(2) == 0 {
@@ -127,6 +144,18 @@ func (w *workload) step(ctx context.Context, world *checker) {
 		err = w.create(ctx, w.claim(w.name("m"), size, ""))
 	case OpFreeVolume:
 		err = w.create(ctx, w.volume(w.name("free"), size))
+	case OpWFFCPod:
+		err = w.createWFFC(ctx, size)
+	case OpDeletePod:
+		if name := w.randomPod(); name != "" {
+			err = w.client.CoreV1().Pods(w.namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		} else {
+			return
+		}
+	case OpProvisioned:
+		claim := w.claim(w.name("prov"), size, "")
+		claim.Spec.StorageClassName = ptr.To(ClassProvisioned)
+		err = w.create(ctx, claim)
 	case OpDeleteClaim:
 		if name := world.randomClaim(w.rng); name != "" {
 			err = w.client.CoreV1().PersistentVolumeClaims(w.namespace).Delete(ctx, name, metav1.DeleteOptions{})
@@ -163,6 +192,8 @@ func (w *workload) create(ctx context.Context, obj any) error {
 		_, err = w.client.CoreV1().PersistentVolumes().Create(ctx, o, metav1.CreateOptions{})
 	case *v1.PersistentVolumeClaim:
 		_, err = w.client.CoreV1().PersistentVolumeClaims(w.namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *v1.Pod:
+		_, err = w.client.CoreV1().Pods(w.namespace).Create(ctx, o, metav1.CreateOptions{})
 	}
 	return err
 }
