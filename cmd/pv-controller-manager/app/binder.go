@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
+	"github.com/fastpv/pv-controller-manager/pkg/shadow"
 	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
 )
@@ -48,8 +50,17 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		return fmt.Errorf("failed to probe volume plugins when starting persistentvolume controller: %w", err)
 	}
 	// The binder's writes are held while KCM runs its own binder; its reads (informers) are not.
+	// In shadow mode they are dry runs instead, observed by the tracker (JSON, so it can read them).
 	binderConfig := restclient.CopyConfig(c.Kubeconfig)
-	binderConfig.Wrap(guard.WrapTransport)
+	var tracker *shadow.Tracker
+	if c.Shadow.Enabled {
+		tracker = newShadowTracker(logger, c, informerFactory)
+		binderConfig.ContentType, binderConfig.AcceptContentTypes = "application/json", "application/json"
+		binderConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return shadow.DryRun(rt, tracker.Observe) })
+		logger.Info("Shadow mode: every write is a dry run; decisions are compared with kube-controller-manager's binder", "window", c.Shadow.Window)
+	} else {
+		binderConfig.Wrap(guard.WrapTransport)
+	}
 	binderClient, err := clientbuilder.SimpleControllerClientBuilder{ClientConfig: binderConfig}.Client(options.BinderUserAgent)
 	if err != nil {
 		return err
@@ -72,6 +83,12 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
 	}
 
+	if tracker != nil {
+		if err := watchClaimsForShadow(informerFactory, tracker); err != nil {
+			return err
+		}
+		go tracker.Run(ctx)
+	}
 	informerFactory.Start(ctx.Done())
 	defer informerFactory.Shutdown()
 	go func() {

@@ -25,6 +25,8 @@ type Config struct {
 	Binder Binder
 	// UpstreamBinderGuard: hold writes while KCM runs its own binder.
 	UpstreamBinderGuard UpstreamBinderGuard
+	// Shadow: run beside KCM's binder with every write a dry run, and compare (pkg/shadow).
+	Shadow Shadow
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo
@@ -53,6 +55,13 @@ type Binder struct {
 	ConcurrentSyncs int
 	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
 	ReservedVolumeGracePeriod time.Duration
+}
+
+// Shadow configures shadow mode (options.ShadowOptions binds its flags).
+type Shadow struct {
+	Enabled bool
+	// Window: a claim ours would have bound and KCM has not bound that long after counts only-ours.
+	Window time.Duration
 }
 
 // UpstreamBinderGuard configures pkg/upstreamguard (options.UpstreamBinderGuardOptions binds its flags).

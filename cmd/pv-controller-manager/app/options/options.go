@@ -84,6 +84,8 @@ type PVControllerManagerOptions struct {
 	Binder *BinderOptions
 	// UpstreamBinderGuard is new here: hold writes while KCM still runs its own binder (upstreamguard.go).
 	UpstreamBinderGuard *UpstreamBinderGuardOptions
+	// Shadow is new here: run beside KCM's binder, dry-run every write, compare (shadow.go).
+	Shadow *ShadowOptions
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
@@ -117,6 +119,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		ControllerShutdownTimeout: 10 * time.Second,
 		Binder:                    NewBinderOptions(),
 		UpstreamBinderGuard:       NewUpstreamBinderGuardOptions(),
+		Shadow:                    NewShadowOptions(),
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -145,6 +148,7 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	s.PersistentVolumeBinderController.AddFlags(binderFlags)
 	s.Binder.AddFlags(binderFlags)
 	s.UpstreamBinderGuard.AddFlags(fss.FlagSet("upstream binder guard"))
+	s.Shadow.AddFlags(fss.FlagSet("shadow"))
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -187,6 +191,7 @@ func (s *PVControllerManagerOptions) Validate() error {
 	}
 	errs = append(errs, s.validateBinder()...)
 	errs = append(errs, s.UpstreamBinderGuard.Validate()...)
+	errs = append(errs, s.Shadow.Validate()...)
 	errs = append(errs, s.SecureServing.Validate()...)
 	errs = append(errs, s.Authentication.Validate()...)
 	errs = append(errs, s.Authorization.Validate()...)
@@ -292,6 +297,16 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 	}
 	if err := s.UpstreamBinderGuard.ApplyTo(&c.UpstreamBinderGuard); err != nil {
 		return err
+	}
+	if err := s.Shadow.ApplyTo(&c.Shadow); err != nil {
+		return err
+	}
+	if c.Shadow.Enabled {
+		// A shadow writes nothing, so KCM's binder must keep running: the guard reports it only.
+		c.UpstreamBinderGuard.Allow = true
+		if c.Generic.LeaderElection.ResourceName == DefaultLeaseName {
+			c.Generic.LeaderElection.ResourceName = DefaultShadowLeaseName
+		}
 	}
 	if err := s.SecureServing.ApplyTo(&c.SecureServing); err != nil {
 		return err

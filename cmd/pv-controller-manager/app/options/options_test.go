@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/deploy"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -200,6 +201,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "guard allowed", argv: []string{"--allow-upstream-binder", "--upstream-binder-pod-selector=app=kcm,tier in (control-plane)"}},
 		{name: "bad guard selector", argv: []string{"--upstream-binder-pod-selector=a in b"}, wantErr: []string{"--upstream-binder-pod-selector"}},
 		{name: "empty guard namespace", argv: []string{"--upstream-binder-pod-namespace="}, wantErr: []string{"--upstream-binder-pod-namespace must not be empty"}},
+		{name: "shadow", argv: []string{"--shadow", "--shadow-window=10m"}},
+		{name: "zero shadow window", argv: []string{"--shadow", "--shadow-window=0"}, wantErr: []string{"--shadow-window must be positive"}},
 		{name: "zero guard period", argv: []string{"--upstream-binder-check-period=0"}, wantErr: []string{"--upstream-binder-check-period must be positive"}},
 		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},
 	}
@@ -284,5 +287,32 @@ func TestStaticPodManifestFlagsAreValid(t *testing.T) {
 	}
 	if s.SecureServing.BindPort != DefaultSecurePort {
 		t.Errorf("manifest probes use %d, the binary listens on %d", DefaultSecurePort, s.SecureServing.BindPort)
+	}
+}
+
+// In shadow mode KCM's binder keeps running (the guard must not hold) and the Lease is the shadow's
+// own, unless one is named.
+func TestShadowReportsKCMsBinderAndTakesItsOwnLease(t *testing.T) {
+	for _, tc := range []struct {
+		argv      []string
+		wantLease string
+		wantAllow bool
+	}{
+		{argv: nil, wantLease: DefaultLeaseName},
+		{argv: []string{"--shadow"}, wantLease: DefaultShadowLeaseName, wantAllow: true},
+		{argv: []string{"--shadow", "--leader-elect-resource-name=pvcm-shadow-a"}, wantLease: "pvcm-shadow-a", wantAllow: true},
+	} {
+		s, fs := newFlagSet(t)
+		if err := fs.Parse(append([]string{"--secure-port=0"}, tc.argv...)); err != nil {
+			t.Fatal(err)
+		}
+		var c config.Config
+		if err := s.ApplyTo(&c); err != nil {
+			t.Fatalf("%v: %v", tc.argv, err)
+		}
+		if c.Generic.LeaderElection.ResourceName != tc.wantLease || c.UpstreamBinderGuard.Allow != tc.wantAllow || c.Shadow.Enabled != (tc.wantAllow) {
+			t.Errorf("%v: lease %q, guard allows %t, shadow %t; want %q, %t, %t", tc.argv, c.Generic.LeaderElection.ResourceName,
+				c.UpstreamBinderGuard.Allow, c.Shadow.Enabled, tc.wantLease, tc.wantAllow, tc.wantAllow)
+		}
 	}
 }
