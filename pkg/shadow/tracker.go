@@ -211,7 +211,7 @@ func (t *Tracker) resolve(claim *v1.PersistentVolumeClaim, ours, kcm *Decision) 
 
 // legitimate names the rule under which both choices are right, or "": two volumes of the
 // claim's class and the same capacity that both fit it (the matcher takes the smallest fit; among
-// equals, the order of its cache decides).
+// equals, the order of its cache decides). A pre-bound claim (spec.volumeName) has one right answer.
 func (t *Tracker) legitimate(claim *v1.PersistentVolumeClaim, ours, kcm *Decision) string {
 	if ours.Volume == "" || kcm.Volume == "" || t.cfg.Volume == nil || claim.Spec.VolumeName != "" && claim.Spec.VolumeName != kcm.Volume {
 		return ""
@@ -228,9 +228,8 @@ func (t *Tracker) legitimate(claim *v1.PersistentVolumeClaim, ours, kcm *Decisio
 	if capA.Cmp(capB) != 0 || a.Spec.StorageClassName != b.Spec.StorageClassName || !fits(claim, a) || !fits(claim, b) {
 		return ""
 	}
-	if a.Spec.ClaimRef != nil && a.Spec.ClaimRef.UID != "" && a.Spec.ClaimRef.UID != claim.UID {
-		return "" // ours' volume went to another claim for real: ours would have taken it from that one
-	}
+	// Ours' volume may since have gone to another claim for real (KCM bound it): it was free when
+	// ours chose it, and the two binders ran side by side; that does not make the choice wrong.
 	return fmt.Sprintf("both fit and are equal (class %q, %s): the smallest fit, ties broken by cache order", a.Spec.StorageClassName, capA.String())
 }
 

@@ -101,6 +101,8 @@ func TestDisagreeWarnsOnTheClaimWithBothChoices(t *testing.T) {
 func TestEqualVolumesThatBothFitDisagreeLegitimately(t *testing.T) {
 	w := newWorld(t)
 	w.volumes["pv-a"], w.volumes["pv-b"] = volume("pv-a", "2Gi", ""), volume("pv-b", "2Gi", "")
+	// Meanwhile KCM gave ours' choice to another claim: it was free when ours chose it.
+	w.volumes["pv-a"].Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns", Name: "other", UID: "u2"}
 	w.tracker.OnClaim(claim("c", "u1", v1.ClaimPending, ""))
 	w.oursBinds(t, "pv-a", "u1")
 	w.tracker.OnClaim(claim("c", "u1", v1.ClaimBound, "pv-b"))
