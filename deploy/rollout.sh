@@ -3,6 +3,7 @@
 # (docs/operators/rollout.md). Run as root on each control-plane node, one node at a time.
 #   deploy/rollout.sh enable  [--image IMG] [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
 #   deploy/rollout.sh disable [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
+#   deploy/rollout.sh shadow  [--image IMG] [--manifests-dir DIR] [--dry-run]   (KCM untouched; docs/operators/shadow.md)
 # The edit itself is Go (pkg/rollout, golden-file tested): uses $PV_ROLLOUT, else bin/pv-rollout,
 # else builds it (needs Go). Copy bin/pv-rollout to nodes without Go.
 set -euo pipefail
@@ -15,9 +16,9 @@ if [[ -z "${tool}" ]]; then
   fi
 fi
 case "${1:-}" in
-enable | disable) ;;
+enable | disable | shadow) ;;
 *)
-  echo "usage: $0 enable|disable [flags]  (see docs/operators/rollout.md)" >&2
+  echo "usage: $0 enable|disable|shadow [flags]  (see docs/operators/rollout.md)" >&2
   exit 2
   ;;
 esac

@@ -3,6 +3,7 @@
 //
 //	pv-rollout enable  [flags]   KCM without its binder, our static pod installed (original backed up)
 //	pv-rollout disable [flags]   our static pod removed, KCM's manifest restored byte for byte
+//	pv-rollout shadow  [flags]   our static pod with --shadow beside KCM's binder, KCM untouched
 package main
 
 import (
@@ -23,10 +24,10 @@ func main() {
 	fs.StringVar(&o.Image, "image", "", "image for our static pod (default: the manifest's)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would change, change nothing")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable|shadow [flags]")
 		fs.PrintDefaults()
 	}
-	if len(os.Args) < 2 || (os.Args[1] != "enable" && os.Args[1] != "disable") {
+	if len(os.Args) < 2 || (os.Args[1] != "enable" && os.Args[1] != "disable" && os.Args[1] != "shadow") {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -47,10 +48,7 @@ func main() {
 		}
 		o.OurManifest = data
 	}
-	run := rollout.Enable
-	if action == "disable" {
-		run = rollout.Disable
-	}
+	run := map[string]func(rollout.Options) error{"enable": rollout.Enable, "disable": rollout.Disable, "shadow": rollout.Shadow}[action]
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "pv-rollout: %s failed: %v\n", action, err)
 		os.Exit(1)
