@@ -193,6 +193,15 @@ e2e: $(RELEASE_GEN) ## ginkgo e2e suite on the local cluster (sync period 5m, so
 		E2E_PVCM_KUBECONFIG=$(CURDIR)/_output/kwok/clusters/$${CLUSTER_NAME:-pv-local}/kubeconfig.yaml \
 		$(TOOLS_BIN)/ginkgo -v --timeout=40m $(E2E_FLAGS) .
 
+.PHONY: e2e-shadow
+e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its own local cluster with an audit log: outcomes, events, nothing stored
+	CLUSTER_NAME=pv-shadow SECURE_PORT=10268 ARM=upstream SHADOW=1 AUDIT=1 PVCM_ENV="$(DETECTORS) $(PVCM_ENV)" hack/cluster/local-up.sh
+	hack/cluster/build-tools.sh ginkgo
+	cd test/e2e && $(DETECTORS) GOWORK=off GOFLAGS= KUBECONFIG=$(CURDIR)/_output/local/pv-shadow/kubeconfig E2E_SHADOW=1 \
+		E2E_METRICS_URL=https://127.0.0.1:10268/metrics E2E_AUDIT_LOG=$(CURDIR)/_output/kwok/clusters/pv-shadow/logs/audit.log \
+		$(TOOLS_BIN)/ginkgo -v --timeout=10m --label-filter=shadow .
+	CLUSTER_NAME=pv-shadow hack/cluster/local-down.sh
+
 .PHONY: e2e-slow
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
 	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"

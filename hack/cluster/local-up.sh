@@ -12,6 +12,7 @@
 #   NODES          number of kwok nodes (default 3)
 #   AUDIT          1: write an apiserver audit log of PV/PVC writes (for the benchmark)
 #   PVCM_ARGS      extra flags for pv-controller-manager
+#   SHADOW         1 (with ARM=upstream): pv-controller-manager runs too, with --shadow, beside KCM's binder
 #   PVCM_ENV       extra environment for pv-controller-manager only (e.g. GOGC=200)
 #   SECURE_PORT    our --secure-port (default 10267)
 #   SKIP_BUILD     1: use bin/pv-controller-manager as it is
@@ -35,6 +36,11 @@ case "${ARM}" in ours | upstream) ;; *)
   exit 2
   ;;
 esac
+shadow_args=()
+if [[ "${SHADOW:-0}" == "1" ]]; then
+  [[ "${ARM}" == "upstream" ]] || { echo "local-up.sh: SHADOW=1 needs ARM=upstream (KCM's binder to compare with)" >&2; exit 2; }
+  shadow_args=(--shadow)
+fi
 
 "${REPO_ROOT}/hack/cluster/build-tools.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl >/dev/null
 [[ "${SKIP_BUILD:-0}" == "1" ]] || make -C "${REPO_ROOT}" --no-print-directory build >/dev/null
@@ -78,7 +84,7 @@ cluster_kubeconfig="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/kubeconfig.yaml"
 cp "${cluster_kubeconfig}" "${out}/kubeconfig"
 
 "${REPO_ROOT}/hack/cluster/local-down.sh" --binder-only
-if [[ "${ARM}" == "ours" ]]; then
+if [[ "${ARM}" == "ours" || "${SHADOW:-0}" == "1" ]]; then
   # shellcheck disable=SC2086
   env ${PVCM_ENV:-} nohup "${BIN_DIR}/pv-controller-manager" \
     --kubeconfig="${cluster_kubeconfig}" \
@@ -87,7 +93,7 @@ if [[ "${ARM}" == "ours" ]]; then
     --secure-port="${SECURE_PORT}" \
     --kube-api-qps="${KUBE_API_QPS}" --kube-api-burst="${KUBE_API_BURST}" \
     --pvclaimbinder-sync-period="${SYNC_PERIOD}" \
-    ${PVCM_ARGS:-} >"${out}/pv-controller-manager.log" 2>&1 &
+    "${shadow_args[@]}" ${PVCM_ARGS:-} >"${out}/pv-controller-manager.log" 2>&1 &
   echo $! >"${out}/pv-controller-manager.pid"
   for _ in $(seq 1 100); do
     if curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1 &&
@@ -107,6 +113,6 @@ cat <<MSG
 local cluster "${CLUSTER_NAME}" is up (arm: ${ARM}; binder QPS ${KUBE_API_QPS}/${KUBE_API_BURST}; sync period ${SYNC_PERIOD}; ${NODES} kwok nodes)
   export KUBECONFIG=${out}/kubeconfig
 MSG
-if [[ "${ARM}" == "ours" ]]; then
-  echo "  pv-controller-manager: pid $(cat "${out}/pv-controller-manager.pid"), log ${out}/pv-controller-manager.log, https://127.0.0.1:${SECURE_PORT}/metrics"
+if [[ "${ARM}" == "ours" || "${SHADOW:-0}" == "1" ]]; then
+  echo "  pv-controller-manager${shadow_args:+ (shadow)}: pid $(cat "${out}/pv-controller-manager.pid"), log ${out}/pv-controller-manager.log, https://127.0.0.1:${SECURE_PORT}/metrics"
 fi
