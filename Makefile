@@ -196,9 +196,10 @@ e2e: $(RELEASE_GEN) ## ginkgo e2e suite on the local cluster (sync period 5m, so
 .PHONY: e2e-shadow
 e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its own local cluster with an audit log: outcomes, events, nothing stored
 	CLUSTER_NAME=pv-shadow SECURE_PORT=10268 ARM=upstream SHADOW=1 AUDIT=1 PVCM_ENV="$(DETECTORS) $(PVCM_ENV)" hack/cluster/local-up.sh
+	go build $(GO_FLAGS) -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 	hack/cluster/build-tools.sh ginkgo
 	cd test/e2e && $(DETECTORS) GOWORK=off GOFLAGS= KUBECONFIG=$(CURDIR)/_output/local/pv-shadow/kubeconfig E2E_SHADOW=1 \
-		E2E_METRICS_URL=https://127.0.0.1:10268/metrics E2E_AUDIT_LOG=$(CURDIR)/_output/kwok/clusters/pv-shadow/logs/audit.log \
+		E2E_METRICS_URL=https://127.0.0.1:10268/metrics E2E_AUDIT_LOG=$(CURDIR)/_output/kwok/clusters/pv-shadow/logs/audit.log E2E_PVC_WHY=$(BIN_DIR)/kubectl-pvc_why \
 		$(TOOLS_BIN)/ginkgo -v --timeout=10m --label-filter=shadow .
 	CLUSTER_NAME=pv-shadow hack/cluster/local-down.sh
 

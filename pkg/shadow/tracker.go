@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -29,8 +31,16 @@ const (
 // Outcomes lists every outcome.
 var Outcomes = []Outcome{Agree, Disagree, DisagreeLegitimate, OnlyOurs, OnlyKCM}
 
-// ReasonDisagreement is the Warning event's reason on a claim the binders bound differently.
-const ReasonDisagreement = "ShadowDisagreement"
+// Events on each compared claim (written for real by the manager's recorder), read by
+// kubectl pvc-why --shadow: a Warning for a disagreement, a Normal event for every other outcome,
+// the outcome and the lead in annotations of the Event.
+const (
+	ReasonDisagreement = "ShadowDisagreement"
+	ReasonCompared     = "ShadowCompared"
+	AnnotationOutcome  = "shadow.pv-controller-manager.fastpv.io/outcome"
+	// AnnotationLead: seconds by which ours decided sooner (agree only).
+	AnnotationLead = "shadow.pv-controller-manager.fastpv.io/lead-seconds"
+)
 
 const (
 	annStorageProvisioner     = "volume.kubernetes.io/storage-provisioner"
@@ -62,6 +72,7 @@ type Config struct {
 }
 
 type claimState struct {
+	ref         *v1.ObjectReference // the claim, for the event of an outcome found by Expire
 	ours        *Decision
 	seenPending bool
 	resolved    bool
@@ -147,6 +158,7 @@ func (t *Tracker) OnClaim(claim *v1.PersistentVolumeClaim) {
 		t.mu.Unlock()
 		return
 	}
+	s.ref = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
 	var kcm *Decision
 	switch {
 	case claim.Status.Phase == v1.ClaimPending && provisionerOf(claim) == "":
@@ -181,12 +193,13 @@ func (t *Tracker) OnClaimDeleted(uid types.UID) {
 }
 
 func (t *Tracker) resolve(claim *v1.PersistentVolumeClaim, ours, kcm *Decision) {
-	outcome, why := OnlyKCM, ""
+	outcome, why, lead := OnlyKCM, "", time.Duration(0)
 	switch {
 	case ours == nil:
 	case ours.Volume == kcm.Volume && ours.Provisioner == kcm.Provisioner:
 		outcome = Agree
-		leadSeconds.Observe(max(kcm.At.Sub(ours.At), 0).Seconds())
+		lead = max(kcm.At.Sub(ours.At), 0)
+		leadSeconds.Observe(lead.Seconds())
 	default:
 		outcome = Disagree
 		if rule := t.legitimate(claim, ours, kcm); rule != "" {
@@ -198,15 +211,40 @@ func (t *Tracker) resolve(claim *v1.PersistentVolumeClaim, ours, kcm *Decision) 
 	switch outcome {
 	case Disagree:
 		logger.Info("Shadow: the binders disagree", "ours", ours.String(), "kcm", kcm.String())
-		if t.cfg.Recorder != nil {
-			t.cfg.Recorder.Eventf(claim, v1.EventTypeWarning, ReasonDisagreement,
-				"pv-controller-manager (shadow) would have chosen %s; kube-controller-manager's binder chose %s", ours, kcm)
-		}
 	case DisagreeLegitimate:
 		logger.V(2).Info("Shadow: the binders chose differently, both legitimately", "ours", ours.String(), "kcm", kcm.String(), "rule", why)
 	default:
 		logger.V(4).Info("Shadow: compared")
 	}
+	var message string
+	if ours == nil {
+		message = fmt.Sprintf("%s: kube-controller-manager's binder chose %s before pv-controller-manager (shadow) had decided", outcome, kcm)
+	} else {
+		message = fmt.Sprintf("%s: pv-controller-manager (shadow) would have chosen %s; kube-controller-manager's binder chose %s", outcome, ours, kcm)
+	}
+	switch outcome {
+	case Agree:
+		message += fmt.Sprintf("; ours decided %s sooner", lead.Round(time.Millisecond))
+	case DisagreeLegitimate:
+		message += "; " + why
+	}
+	t.event(claim, outcome, lead, message)
+}
+
+// event records the outcome on the claim (obj: the claim or a reference to it).
+func (t *Tracker) event(obj runtime.Object, outcome Outcome, lead time.Duration, message string) {
+	if t.cfg.Recorder == nil {
+		return
+	}
+	annotations := map[string]string{AnnotationOutcome: string(outcome)}
+	kind, reason := v1.EventTypeNormal, ReasonCompared
+	if outcome == Disagree {
+		kind, reason = v1.EventTypeWarning, ReasonDisagreement
+	}
+	if outcome == Agree {
+		annotations[AnnotationLead] = strconv.FormatFloat(lead.Seconds(), 'f', 3, 64)
+	}
+	t.cfg.Recorder.AnnotatedEventf(obj, annotations, kind, reason, "%s", message)
 }
 
 // legitimate names the rule under which both choices are right, or "": two volumes of the
@@ -260,18 +298,27 @@ func (t *Tracker) count(o Outcome) {
 // Expire counts only-ours the claims ours decided for that KCM has not bound within the window.
 func (t *Tracker) Expire() {
 	now := t.cfg.Now()
-	var expired []types.UID
+	type expiredClaim struct {
+		uid  types.UID
+		ref  *v1.ObjectReference
+		ours Decision
+	}
+	var expired []expiredClaim
 	t.mu.Lock()
 	for uid, s := range t.claims {
 		if !s.resolved && s.ours != nil && now.Sub(s.ours.At) >= t.cfg.Window {
 			s.resolved = true
-			expired = append(expired, uid)
+			expired = append(expired, expiredClaim{uid, s.ref, *s.ours})
 		}
 	}
 	t.mu.Unlock()
-	for _, uid := range expired {
-		t.logger.V(2).Info("Shadow: ours would have bound a claim kube-controller-manager's binder did not", "claimUID", uid, "window", t.cfg.Window)
+	for _, e := range expired {
+		t.logger.V(2).Info("Shadow: ours would have bound a claim kube-controller-manager's binder did not", "claimUID", e.uid, "ours", e.ours.String(), "window", t.cfg.Window)
 		t.count(OnlyOurs)
+		if e.ref != nil {
+			t.event(e.ref, OnlyOurs, 0, fmt.Sprintf("%s: pv-controller-manager (shadow) would have chosen %s; kube-controller-manager's binder had not bound the claim %s later",
+				OnlyOurs, e.ours, t.cfg.Window))
+		}
 	}
 }
 

@@ -77,6 +77,9 @@ func TestAgreeRecordsHowMuchSoonerOursDecided(t *testing.T) {
 	if got := w.counts(); got[Agree] != 1 || len(got) != 1 {
 		t.Errorf("outcomes %v, want one agree", got)
 	}
+	if ev := <-w.events.Events; !strings.Contains(ev, "ours decided 4s sooner") || !strings.Contains(ev, AnnotationLead+":4.000") {
+		t.Errorf("event %q, want the lead in the message and the annotation", ev)
+	}
 }
 
 func TestDisagreeWarnsOnTheClaimWithBothChoices(t *testing.T) {
@@ -109,8 +112,8 @@ func TestEqualVolumesThatBothFitDisagreeLegitimately(t *testing.T) {
 	if got := w.counts(); got[DisagreeLegitimate] != 1 {
 		t.Errorf("outcomes %v, want one disagree-legitimate", got)
 	}
-	if len(w.events.Events) != 0 {
-		t.Errorf("a legitimate difference must not warn: %q", <-w.events.Events)
+	if ev := <-w.events.Events; !strings.HasPrefix(ev, "Normal "+ReasonCompared+" disagree-legitimate:") {
+		t.Errorf("a legitimate difference is a Normal event, not a warning: %q", ev)
 	}
 }
 
@@ -130,6 +133,12 @@ func TestOnlyOursAfterTheWindowOnlyKCMWhenOursNeverDecided(t *testing.T) {
 	w.tracker.OnClaim(claim("b", "ub", v1.ClaimBound, "pv-2"))
 	if got := w.counts(); got[OnlyOurs] != 1 || got[OnlyKCM] != 1 || len(got) != 2 {
 		t.Errorf("outcomes %v, want one only-ours and one only-kcm", got)
+	}
+	for _, want := range []string{"Normal ShadowCompared only-ours: pv-controller-manager (shadow) would have chosen volume pv-1; kube-controller-manager's binder had not bound the claim 1m0s later",
+		"Normal ShadowCompared only-kcm: kube-controller-manager's binder chose volume pv-2 before pv-controller-manager (shadow) had decided"} {
+		if ev := <-w.events.Events; !strings.HasPrefix(ev, want) {
+			t.Errorf("event %q, want %q", ev, want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,8 +21,9 @@ import (
 //	E2E_SHADOW=1         the cluster is such a cluster (the spec skips otherwise)
 //	E2E_METRICS_URL      our /metrics
 //	E2E_AUDIT_LOG        the apiserver's audit log of PV and PVC writes
+//	E2E_PVC_WHY          bin/kubectl-pvc_why: --shadow must report the same outcomes
 var _ = Describe("shadow mode beside KCM's binder", Label("shadow"), func() {
-	It("compares every claim, agrees where the choice is unique, and stores nothing", func(ctx SpecContext) {
+	It("compares every claim, never disagrees where the choice is unique, and stores nothing", func(ctx SpecContext) {
 		if os.Getenv("E2E_SHADOW") == "" {
 			Skip("set E2E_SHADOW=1 on a cluster where KCM binds and ours runs with --shadow (make e2e-shadow)")
 		}
@@ -57,14 +59,35 @@ var _ = Describe("shadow mode beside KCM's binder", Label("shadow"), func() {
 		for _, name := range []string{"pb", "ref", "m", "late"} {
 			Eventually(ctx, getClaim(ctx, ns, name)).WithTimeout(2*time.Minute).Should(claimPhase(v1.ClaimBound), "KCM's binder binds %s", name)
 		}
-		Eventually(ctx, func() float64 { return outcomes()["agree"] - before["agree"] }).WithTimeout(time.Minute).
-			Should(BeNumerically(">=", 4), "the four claims compared as agree")
+		// Each choice is unique: ours agrees, or KCM's binder, racing it, bound first (only-kcm).
+		compared := func() float64 {
+			now := outcomes()
+			return now["agree"] - before["agree"] + now["only-kcm"] - before["only-kcm"]
+		}
+		Eventually(ctx, compared).WithTimeout(time.Minute).Should(BeNumerically(">=", 4), "the four claims compared")
 		after := outcomes()
-		for _, o := range []string{"disagree", "disagree-legitimate", "only-kcm"} {
+		Expect(after["agree"]-before["agree"]).To(BeNumerically(">=", 1), "ours decided first on at least one claim")
+		for _, o := range []string{"disagree", "disagree-legitimate", "only-ours"} {
 			Expect(after[o]-before[o]).To(BeZero(), "outcome %s", o)
 		}
 		Consistently(ctx, getClaim(ctx, ns, "misfit")).WithTimeout(3 * time.Second).Should(claimPhase(v1.ClaimPending))
 		Expect(eventReasons(ctx, ns, "misfit")()).NotTo(ContainElement("ShadowDisagreement"))
+
+		// kubectl pvc-why --shadow reads the same comparisons from the binder's events.
+		if pvcWhy := os.Getenv("E2E_PVC_WHY"); pvcWhy != "" {
+			type summary struct{ Outcomes map[string]int } // pvc-why's ShadowSummary, the part read here
+			Eventually(ctx, func() (summary, error) {
+				var s summary
+				out, err := exec.CommandContext(ctx, pvcWhy, "--shadow", "-n", ns, "-o", "json").Output()
+				if err != nil {
+					return s, err
+				}
+				return s, json.Unmarshal(out, &s)
+			}).WithTimeout(30*time.Second).Should(HaveField("Outcomes", SatisfyAll(
+				HaveKeyWithValue("agree", BeNumerically("==", after["agree"]-before["agree"])),
+				HaveKeyWithValue("only-kcm", BeNumerically("==", after["only-kcm"]-before["only-kcm"])),
+				HaveKeyWithValue("disagree", 0))), "pvc-why --shadow: the same outcomes as the metrics")
+		}
 
 		// The audit log: ours (user agent pv-controller-manager) wrote PVs and claims only as dry runs.
 		stored, dry := shadowWrites(auditLog, ns)

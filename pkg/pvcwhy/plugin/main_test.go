@@ -76,3 +76,37 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid options: %v", err)
 	}
 }
+
+// --shadow reads the shadow's events: counts per outcome in scope, the claims worth reading, exit 1
+// on a disagreement.
+func TestShadowSummaryFromEvents(t *testing.T) {
+	run := func(args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := Main(t.Context(), append([]string{"--from-file", "../testdata/shadow-events.yaml", "--shadow"}, args...), &out, &errOut)
+		if errOut.Len() > 0 {
+			t.Logf("stderr: %s", errOut.String())
+		}
+		return code, out.String()
+	}
+	code, out := run("-A")
+	for _, want := range []string{"shadow comparisons: 4 claims", "agree                2", "disagree             1", "disagree-legitimate  1",
+		"p50 4.0s, p90 10.0s, max 10.0s", "apps       c      disagree", "kube-controller-manager's binder chose volume pv-big", "do not switch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-A --shadow: want %q in\n%s", want, out)
+		}
+	}
+	if code != ExitNotReady {
+		t.Errorf("-A --shadow with a disagreement: exit %d, want %d", code, ExitNotReady)
+	}
+	code, out = run("-n", "db", "-o", "json")
+	var s pvcwhy.ShadowSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || code != ExitOK || s.Outcomes["disagree-legitimate"] != 1 || len(s.Records) != 1 {
+		t.Errorf("-n db -o json: exit %d, %v, %+v", code, err, s)
+	}
+	if code, out := run("-n", "apps", "a"); code != ExitOK || !strings.Contains(out, "shadow comparisons: 1 claims") || !strings.Contains(out, "agree                1") {
+		t.Errorf("one claim: exit %d\n%s", code, out)
+	}
+	if code, out := run("-n", "nothing-here"); code != ExitOK || !strings.Contains(out, "no shadow comparison recorded") {
+		t.Errorf("empty scope: exit %d\n%s", code, out)
+	}
+}

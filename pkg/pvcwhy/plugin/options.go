@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fastpv/pv-controller-manager/pkg/pvcwhy"
+	"github.com/fastpv/pv-controller-manager/pkg/shadow"
 )
 
 // Exit codes of the plugin.
@@ -33,6 +34,8 @@ type Options struct {
 	Candidates     int
 	RequestTimeout time.Duration
 	ShowVersion    bool
+	// Shadow reports what pv-controller-manager in shadow mode recorded instead of explaining claims.
+	Shadow bool
 
 	// Name is the claim asked about ("" for every claim in scope); set by Complete.
 	Name string
@@ -57,6 +60,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Context, "context", o.Context, "kubeconfig context to use")
 	fs.IntVar(&o.Candidates, "candidates", o.Candidates, "how many rejected volumes to list per claim")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "timeout of the whole read from the cluster")
+	fs.BoolVar(&o.Shadow, "shadow", o.Shadow, "report the comparisons of pv-controller-manager --shadow (its events): per outcome for the namespace, -A or one claim, and the claims worth reading; exit 1 if any disagreement (docs/operators/shadow.md)")
 	fs.BoolVar(&o.ShowVersion, "version", o.ShowVersion, "print the version and the upstream release whose binder code it asks, and exit")
 }
 
@@ -100,6 +104,9 @@ func (o *Options) Run(ctx context.Context) (int, error) {
 	snapshot, err := o.snapshot(ctx)
 	if err != nil {
 		return ExitError, err
+	}
+	if o.Shadow {
+		return o.runShadow(snapshot)
 	}
 	analyzer := pvcwhy.NewAnalyzer(snapshot)
 	analyzer.MaxCandidates = o.Candidates
@@ -183,4 +190,26 @@ func (o *Options) snapshot(ctx context.Context) (*pvcwhy.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
 	defer cancel()
 	return pvcwhy.LoadFromCluster(ctx, client, pvcwhy.Scope{Namespace: o.Namespace, AllNamespaces: o.AllNamespaces})
+}
+
+// runShadow reports the shadow's comparisons in scope; ExitNotReady when one is a disagreement.
+func (o *Options) runShadow(snapshot *pvcwhy.Snapshot) (int, error) {
+	namespace := o.Namespace
+	if o.AllNamespaces {
+		namespace = ""
+	}
+	summary := pvcwhy.SummarizeShadow(pvcwhy.ShadowRecords(snapshot, namespace, o.Name))
+	var err error
+	if o.Output == "json" {
+		err = pvcwhy.WriteShadowJSON(o.Out, summary)
+	} else {
+		err = pvcwhy.WriteShadowText(o.Out, summary)
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	if summary.Outcomes[string(shadow.Disagree)] > 0 {
+		return ExitNotReady, nil
+	}
+	return ExitOK, nil
 }
