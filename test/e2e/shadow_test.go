@@ -144,4 +144,3 @@ func shadowWrites(path, ns string) (stored []string, dry int) {
 	Expect(scanner.Err()).NotTo(HaveOccurred())
 	return stored, dry
 }
-
