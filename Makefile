@@ -203,6 +203,10 @@ e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its
 		$(TOOLS_BIN)/ginkgo -v --timeout=10m --label-filter=shadow .
 	CLUSTER_NAME=pv-shadow hack/cluster/local-down.sh
 
+.PHONY: bench-shadow
+bench-shadow: $(RELEASE_GEN) build ## Shadow mode beside KCM's binder at COUNT (1000) claims per scenario: agreement and lead; _output/bench-shadow/report.md
+	hack/cluster/bench-shadow.sh
+
 .PHONY: e2e-slow
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
 	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"
