@@ -59,16 +59,11 @@ func Enable(o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
+	kcmPath, current, edited, err := o.readKCM()
+	if err != nil {
+		return err
+	}
 	backupPath := filepath.Join(o.BackupDir, KCMManifestName)
-	current, err := os.ReadFile(kcmPath)
-	if err != nil {
-		return fmt.Errorf("reading KCM's manifest: %w", err)
-	}
-	edited, err := DisableBinder(current)
-	if err != nil {
-		return fmt.Errorf("%s: %w", kcmPath, err)
-	}
 	if !bytes.Equal(edited, current) {
 		// The current manifest runs the binder, so it is the original to restore later (after a
 		// kubeadm upgrade rewrote it, too): back it up, replacing an older backup.
@@ -157,6 +152,18 @@ func Disable(o Options) error {
 		return nil
 	}
 	return o.writeFile(kcmPath, restored, 0o600)
+}
+
+// readKCM reads KCM's manifest and what it is without the binder (equal when it runs without).
+func (o *Options) readKCM() (path string, current, withoutBinder []byte, err error) {
+	path = filepath.Join(o.ManifestsDir, KCMManifestName)
+	if current, err = os.ReadFile(path); err != nil {
+		return "", nil, nil, fmt.Errorf("reading KCM's manifest: %w", err)
+	}
+	if withoutBinder, err = DisableBinder(current); err != nil {
+		return "", nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return path, current, withoutBinder, nil
 }
 
 // writeFile replaces path atomically through a dot-file in the same directory (the kubelet ignores

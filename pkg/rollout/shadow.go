@@ -20,14 +20,9 @@ func Shadow(o Options) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
-	current, err := os.ReadFile(kcmPath)
+	kcmPath, current, edited, err := o.readKCM()
 	if err != nil {
-		return fmt.Errorf("reading KCM's manifest: %w", err)
-	}
-	edited, err := DisableBinder(current)
-	if err != nil {
-		return fmt.Errorf("%s: %w", kcmPath, err)
+		return err
 	}
 	if bytes.Equal(edited, current) {
 		return fmt.Errorf("%s runs without its binder: pv-controller-manager binds on this node, a shadow would compare with nothing (run disable first)", kcmPath)

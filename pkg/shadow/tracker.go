@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 )
@@ -324,16 +325,7 @@ func (t *Tracker) Expire() {
 
 // Run expires claims every second until ctx is done.
 func (t *Tracker) Run(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			t.Expire()
-		}
-	}
+	wait.Until(t.Expire, time.Second, ctx.Done())
 }
 
 // Counts returns the outcomes counted so far.
