@@ -4,13 +4,14 @@
 # persistentvolume-binder-controller) and ours, one after the other, each as two replicas behind the
 # fault-injecting proxy, with the same seed. Report: _output/torture-cluster/report.md.
 #   TORTURE_CLUSTER_DURATION (5m per arm), TORTURE_SEED (from the clock), TORTURE_ARMS
-#   ("upstream,ours"), TORTURE_FLAGS (more pv-torture flags: bin/pv-torture --help)
+#   ("upstream,ours"), TORTURE_FLAGS (more pv-torture flags: bin/pv-torture --help), TORTURE_OUT
+#   (_output/torture-cluster), CLUSTER_NAME (torture): two runs at once need two of each
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
 
 export CLUSTER_NAME="${CLUSTER_NAME:-torture}"
-out="${REPO_ROOT}/_output/torture-cluster"
+out="${TORTURE_OUT:-${REPO_ROOT}/_output/torture-cluster}"
 mkdir -p "${out}"
 trap 'hack/cluster/local-down.sh >/dev/null 2>&1 || true' EXIT
 # KCM without its binder (ARM=ours); our binder from local-up is stopped: pv-torture starts the

@@ -37,14 +37,15 @@ type checker struct {
 	bound      map[types.UID]bool // claims seen Bound at least once
 	// boundOn indexes the claims Bound to each volume, so an event costs O(1), not O(claims).
 	boundOn map[string]map[string]bool
-	// boundByClass counts the claims ever Bound by storage class ("" static, WaitForFirstConsumer, provisioned).
+	// boundByClass counts the claims ever Bound by kind of class (KindStatic, ...).
 	boundByClass map[string]int
+	classes      classes
 }
 
-func newChecker() *checker {
+func newChecker(cl classes) *checker {
 	return &checker{claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{},
 		releasedBy: map[string]types.UID{}, since: map[string]time.Time{}, seen: map[string]bool{}, bound: map[types.UID]bool{},
-		boundOn: map[string]map[string]bool{}, boundByClass: map[string]int{}}
+		boundOn: map[string]map[string]bool{}, boundByClass: map[string]int{}, classes: cl}
 }
 
 // start runs informers on the run's objects until ctx is done.
@@ -126,7 +127,7 @@ func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
 	}
 	if !c.bound[claim.UID] {
 		c.bound[claim.UID] = true
-		c.boundByClass[classOf(claim)]++
+		c.boundByClass[c.classes.kind(classOf(claim))]++
 	}
 	on := c.boundOn[claim.Spec.VolumeName]
 	if on == nil {
@@ -258,10 +259,10 @@ func misfit(claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) string
 // fitFor says why a settled Pending claim should have been bound, or "". WaitForFirstConsumer
 // claims are the scheduler's to place (the binder only completes what it chose): not checked.
 func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
-	if claim.DeletionTimestamp != nil || classOf(claim) == ClassWFFC {
+	if claim.DeletionTimestamp != nil || c.classes.kind(classOf(claim)) == KindWFFC {
 		return ""
 	}
-	if classOf(claim) == ClassProvisioned && claim.Annotations[annStorageProvisioner] != Provisioner {
+	if c.classes.kind(classOf(claim)) == KindProvisioned && claim.Annotations[annStorageProvisioner] != Provisioner {
 		return "it was never handed to its provisioner (no " + annStorageProvisioner + " annotation)"
 	}
 	fits := func(v *v1.PersistentVolume) bool {
@@ -345,11 +346,4 @@ func refString(ref *v1.ObjectReference) string {
 		return "<none>"
 	}
 	return fmt.Sprintf("%s/%s (UID %q)", ref.Namespace, ref.Name, ref.UID)
-}
-
-// remaining counts the run's claims and volumes still in the cache.
-func (c *checker) remaining() (claims, volumes int) {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	return len(c.claims), len(c.volumes)
 }

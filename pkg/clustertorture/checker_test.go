@@ -39,7 +39,7 @@ func violations(c *checker) string {
 }
 
 func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
 	if got := violations(c); got != "" {
 		t.Fatalf("one claim: %s", got)
@@ -51,7 +51,7 @@ func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
 }
 
 func TestCheckerReleasedRetainNeverBoundAgain(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeReleased))
 	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound)) // the same claim's stale copy: counted elsewhere
 	if got := violations(c); got != "" {
@@ -65,7 +65,7 @@ func TestCheckerReleasedRetainNeverBoundAgain(t *testing.T) {
 
 // A condition a correct binder passes through counts only when it persists, or once settled.
 func TestCheckerPersistingConditions(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	c.onVolume(testVolume("pv1", "a", "ua", v1.VolumeBound))
 	c.onVolume(testVolume("pv2", "a", "ua", v1.VolumeBound))
 	c.scan(false)
@@ -80,14 +80,14 @@ func TestCheckerPersistingConditions(t *testing.T) {
 }
 
 func TestCheckerSettledLiveness(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	c.onClaim(testClaim("m", "um", "", v1.ClaimPending), false)
 	c.onVolume(testVolume("big", "", "", v1.VolumeAvailable))
 	c.scan(true)
 	if got := violations(c); !strings.Contains(got, "claim m is Pending although volume big is Available and fits") {
 		t.Fatalf("liveness: %q", got)
 	}
-	c = newChecker()
+	c = newChecker(testClasses)
 	c.onClaim(testClaim("p", "up", "gone", v1.ClaimPending), false)
 	c.onVolume(testVolume("released", "x", "ux", v1.VolumeReleased))
 	c.scan(true)
@@ -99,7 +99,7 @@ func TestCheckerSettledLiveness(t *testing.T) {
 // The index of Bound claims follows updates and deletes: a claim that left a volume does not
 // count against the next claim Bound to it.
 func TestCheckerIndexForgetsClaimsThatLeft(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
 	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimLost), false) // not Bound any more
 	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
@@ -118,7 +118,7 @@ func TestCheckerIndexForgetsClaimsThatLeft(t *testing.T) {
 }
 
 func TestCheckerBoundClaimOnAVolumeThatDoesNotFit(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	claim := testClaim("a", "ua", "pv", v1.ClaimBound)
 	claim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
 	c.onClaim(claim, false)
@@ -130,12 +130,12 @@ func TestCheckerBoundClaimOnAVolumeThatDoesNotFit(t *testing.T) {
 }
 
 func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
-	c := newChecker()
+	c := newChecker(testClasses)
 	claim := testClaim("a", "ua", "", v1.ClaimPending)
-	claim.Spec.StorageClassName = ptr.To(ClassProvisioned)
+	claim.Spec.StorageClassName = ptr.To(testClasses.provisioned)
 	c.onClaim(claim, false)
 	wffc := testClaim("w", "uw", "", v1.ClaimPending)
-	wffc.Spec.StorageClassName = ptr.To(ClassWFFC)
+	wffc.Spec.StorageClassName = ptr.To(testClasses.wffc)
 	c.onClaim(wffc, false)
 	c.onVolume(testVolume("free", "", "", v1.VolumeAvailable)) // class "": fits neither
 	c.scan(true)
@@ -147,3 +147,5 @@ func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
 		t.Fatalf("a WaitForFirstConsumer claim is the scheduler's, and a class \"\" volume fits neither: %q", got)
 	}
 }
+
+var testClasses = runClasses("t")

@@ -14,28 +14,62 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The torture's storage classes besides "" (static volumes, bound immediately).
-const (
-	// ClassWFFC: local volumes with node affinity, WaitForFirstConsumer: the scheduler picks a
+// The torture's storage classes, one set per run, so that a run's claims never match another
+// run's volumes (the arms run one after the other on one cluster; a run's objects are deleted at
+// its end, but thousands of claims take minutes to go: KCM removes their protection finalizers at
+// its own client QPS).
+type classes struct {
+	// static: volumes created by the workload, bound at once (a class with no provisioner).
+	static string
+	// wffc: local volumes with node affinity, WaitForFirstConsumer: the scheduler picks a
 	// volume for a pod's claim and writes the PV's claimRef; the binder completes the bind.
-	ClassWFFC = "torture-wffc"
-	// ClassProvisioned: dynamically provisioned by Provisioner. The binder annotates the claim
-	// for it; the workload, acting as that external provisioner, creates the PV with the
-	// claim's UID in its claimRef and deletes it once Released (reclaim policy Delete).
-	ClassProvisioned = "torture-provisioned"
-	Provisioner      = "torture.pv-controller-manager.example/provisioner"
+	wffc string
+	// provisioned: dynamically provisioned by Provisioner. The binder annotates the claim for
+	// it; the workload, acting as that external provisioner, creates the PV with the claim's
+	// UID in its claimRef and deletes it once Released (reclaim policy Delete).
+	provisioned string
+}
 
+// Kinds of class, as the report counts the claims ever Bound.
+const (
+	KindStatic      = "static"
+	KindWFFC        = "wffc"
+	KindProvisioned = "provisioned"
+)
+
+// Provisioner is the provisioner of the provisioned class: the workload itself.
+const Provisioner = "torture.pv-controller-manager.example/provisioner"
+
+const (
 	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
 )
 
-// ensureClasses creates the torture's storage classes (cluster-wide, shared by the arms).
-func ensureClasses(ctx context.Context, client clientset.Interface) error {
+func runClasses(run string) classes {
+	return classes{static: "torture-" + run, wffc: "torture-wffc-" + run, provisioned: "torture-provisioned-" + run}
+}
+
+// kind of a class name of the run ("" for a class that is not the run's).
+func (cl classes) kind(name string) string {
+	switch name {
+	case cl.static:
+		return KindStatic
+	case cl.wffc:
+		return KindWFFC
+	case cl.provisioned:
+		return KindProvisioned
+	}
+	return ""
+}
+
+// ensureClasses creates the run's storage classes.
+func ensureClasses(ctx context.Context, client clientset.Interface, cl classes, labels map[string]string) error {
 	wffc, immediate := storagev1.VolumeBindingWaitForFirstConsumer, storagev1.VolumeBindingImmediate
 	del := v1.PersistentVolumeReclaimDelete
 	for _, class := range []*storagev1.StorageClass{
-		{ObjectMeta: metav1.ObjectMeta{Name: ClassWFFC}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc},
-		{ObjectMeta: metav1.ObjectMeta{Name: ClassProvisioned}, Provisioner: Provisioner, VolumeBindingMode: &immediate, ReclaimPolicy: &del},
+		{ObjectMeta: metav1.ObjectMeta{Name: cl.static, Labels: labels}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &immediate},
+		{ObjectMeta: metav1.ObjectMeta{Name: cl.wffc, Labels: labels}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc},
+		{ObjectMeta: metav1.ObjectMeta{Name: cl.provisioned, Labels: labels}, Provisioner: Provisioner, VolumeBindingMode: &immediate, ReclaimPolicy: &del},
 	} {
 		if _, err := client.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("storage class %s: %w", class.Name, err)
@@ -66,7 +100,7 @@ func (w *workload) createWFFC(ctx context.Context, size string) error {
 	name := w.name("wffc")
 	node := w.nodes[w.rng.IntN(len(w.nodes))]
 	pv := w.volume(name, size)
-	pv.Spec.StorageClassName = ClassWFFC
+	pv.Spec.StorageClassName = w.classes.wffc
 	pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
 		MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}}},
 	}}}}
@@ -74,7 +108,7 @@ func (w *workload) createWFFC(ctx context.Context, size string) error {
 		return err
 	}
 	claim := w.claim(name, size, "")
-	claim.Spec.StorageClassName = ptr.To(ClassWFFC)
+	claim.Spec.StorageClassName = ptr.To(w.classes.wffc)
 	if err := w.create(ctx, claim); err != nil {
 		return err
 	}
@@ -118,7 +152,7 @@ func (w *workload) provision(ctx context.Context, world *checker) (kind string, 
 	pv := w.volume("pvc-"+string(claim.UID), "1Gi")
 	pv.Annotations = map[string]string{annProvisionedBy: Provisioner}
 	pv.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: claim.Spec.Resources.Requests[v1.ResourceStorage]}
-	pv.Spec.StorageClassName = ClassProvisioned
+	pv.Spec.StorageClassName = w.classes.provisioned
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
 	return OpProvision, w.create(ctx, pv), true
@@ -131,7 +165,7 @@ func (c *checker) awaitingProvisioner(done map[types.UID]bool) *v1.PersistentVol
 	defer c.lock.Unlock()
 	var names []string
 	for name, claim := range c.claims {
-		if classOf(claim) == ClassProvisioned && claim.Status.Phase == v1.ClaimPending && claim.DeletionTimestamp == nil &&
+		if c.classes.kind(classOf(claim)) == KindProvisioned && claim.Status.Phase == v1.ClaimPending && claim.DeletionTimestamp == nil &&
 			claim.Annotations[annStorageProvisioner] == Provisioner && !done[claim.UID] {
 			names = append(names, name)
 		}
@@ -149,7 +183,7 @@ func (c *checker) releasedProvisioned() string {
 	defer c.lock.Unlock()
 	var names []string
 	for name, v := range c.volumes {
-		if v.Spec.StorageClassName == ClassProvisioned && v.Status.Phase == v1.VolumeReleased && v.DeletionTimestamp == nil {
+		if c.classes.kind(v.Spec.StorageClassName) == KindProvisioned && v.Status.Phase == v1.VolumeReleased && v.DeletionTimestamp == nil {
 			names = append(names, name)
 		}
 	}

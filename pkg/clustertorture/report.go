@@ -40,8 +40,8 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 		return fmt.Sprintf("%t / %s", a.Settled, a.SettleTime.Round(100*time.Millisecond))
 	})
 	row("claims at the end / Bound / ever Bound", func(a *ArmResult) string { return fmt.Sprintf("%d / %d / %d", a.Claims, a.Bound, a.BoundEver) })
-	row(fmt.Sprintf("ever Bound by class: static / %s / %s", ClassWFFC, ClassProvisioned), func(a *ArmResult) string {
-		return fmt.Sprintf("%d / %d / %d", a.BoundByClass[""], a.BoundByClass[ClassWFFC], a.BoundByClass[ClassProvisioned])
+	row("ever Bound by class: static / WaitForFirstConsumer / provisioned", func(a *ArmResult) string {
+		return fmt.Sprintf("%d / %d / %d", a.BoundByClass[KindStatic], a.BoundByClass[KindWFFC], a.BoundByClass[KindProvisioned])
 	})
 	row("binder writes forwarded (applied) / per claim ever Bound", func(a *ArmResult) string {
 		w := a.Faults[faultproxy.ForwardedWrites]

@@ -94,7 +94,8 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	if err := ensureNamespace(ctx, client, cfg.Namespace); err != nil {
 		return nil, err
 	}
-	if err := ensureClasses(ctx, client); err != nil {
+	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
+	if err := ensureClasses(ctx, client, runClasses(run), map[string]string{"torture": run}); err != nil {
 		return nil, err
 	}
 	nodes, err := listNodes(ctx, client)
@@ -107,8 +108,6 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 			return nil, err
 		}
 	}
-	run := fmt.Sprintf("%s%d", cfg.Arm[:2], cfg.Seed)
-
 	env, err := startProxy(cfg, restConfig)
 	if err != nil {
 		return nil, err
@@ -118,7 +117,7 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 
 	checkCtx, stopChecker := context.WithCancel(ctx)
 	defer stopChecker()
-	check := newChecker()
+	check := newChecker(runClasses(run))
 	if err := check.start(checkCtx, client, cfg.Namespace, run); err != nil {
 		return nil, err
 	}
@@ -217,8 +216,8 @@ loop:
 		res.Restarts, res.Compactions = plane.restarts, plane.compactions
 	}
 	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
-	// The next arm must not find this one's claims and volumes: its binder would bind them too.
-	if err := cleanup(ctx, client, cfg.Namespace, run, check); err != nil {
+	// The next arm's objects must not meet this one's (its classes keep them apart anyway).
+	if err := cleanup(ctx, client, cfg.Namespace, run); err != nil {
 		return nil, fmt.Errorf("cleaning up arm %s: %w", cfg.Arm, err)
 	}
 	return res, nil
@@ -292,35 +291,17 @@ func ensureNamespace(ctx context.Context, client clientset.Interface, name strin
 	return nil
 }
 
-// cleanup deletes the run's pods and claims, lets the binder (still running, faults off) release
-// their volumes, then deletes the volumes, and waits until the checker sees none of them left.
-func cleanup(ctx context.Context, client clientset.Interface, namespace, run string, check *checker) error {
+// cleanup deletes the run's pods, claims and volumes, without waiting: thousands of claims take
+// minutes to go (KCM removes their protection finalizers at its client QPS), and the run's classes
+// (kept, so that what is left is not a claim of a missing class) keep the rest from matching the
+// next run's objects.
+func cleanup(ctx context.Context, client clientset.Interface, namespace, run string) error {
 	selector := metav1.ListOptions{LabelSelector: "torture=" + run}
-	now := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
-	if err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, now, selector); err != nil {
+	if err := client.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, selector); err != nil {
 		return err
 	}
 	if err := client.CoreV1().PersistentVolumeClaims(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		claims, volumes := check.remaining()
-		if claims == 0 {
-			if err := client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
-				return err
-			}
-			if volumes == 0 {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d claims and %d volumes of run %s still there 3m after their deletion", claims, volumes, run)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+	return client.CoreV1().PersistentVolumes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector)
 }

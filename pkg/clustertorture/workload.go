@@ -46,6 +46,7 @@ type workload struct {
 	pending   []string // claims created first whose PV comes a step later
 	errors    int
 	nodes     []string // kwok nodes, for WaitForFirstConsumer volumes' node affinity
+	classes   classes
 	pods      []string
 	// provisioned: claims the workload's provisioner has created a volume for.
 	provisioned map[types.UID]bool
@@ -53,7 +54,7 @@ type workload struct {
 
 func newWorkload(client clientset.Interface, namespace, run string, seed uint64, nodes []string) *workload {
 	return &workload{client: client, namespace: namespace, run: run, rng: rand.New(rand.NewPCG(seed, seed+1)), counts: map[string]int{},
-		nodes: nodes, provisioned: map[types.UID]bool{}}
+		nodes: nodes, provisioned: map[types.UID]bool{}, classes: runClasses(run)}
 }
 
 func (w *workload) labels() map[string]string { return map[string]string{"torture": w.run} }
@@ -70,6 +71,7 @@ func (w *workload) volume(name, size string) *v1.PersistentVolume {
 			Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
 			AccessModes:                   []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimRetain,
+			StorageClassName:              w.classes.static,
 			PersistentVolumeSource:        v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/" + name}},
 		},
 	}
@@ -80,7 +82,7 @@ func (w *workload) claim(name, size, volumeName string) *v1.PersistentVolumeClai
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.namespace, Labels: w.labels()},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-			StorageClassName: ptr.To(""),
+			StorageClassName: ptr.To(w.classes.static),
 			VolumeName:       volumeName,
 			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
 		},
@@ -154,7 +156,7 @@ func (w *workload) step(ctx context.Context, world *checker) {
 		}
 	case OpProvisioned:
 		claim := w.claim(w.name("prov"), size, "")
-		claim.Spec.StorageClassName = ptr.To(ClassProvisioned)
+		claim.Spec.StorageClassName = ptr.To(w.classes.provisioned)
 		err = w.create(ctx, claim)
 	case OpDeleteClaim:
 		if name := world.randomClaim(w.rng); name != "" {
