@@ -197,14 +197,18 @@ loop:
 	proxy.SetOutage(false)
 	stopped := time.Now()
 	deadline := stopped.Add(cfg.SettleMax)
-	for time.Now().Before(deadline) && check.quietFor() < cfg.SettleQuiet && ctx.Err() == nil {
+	// Quiet counts from the end of the faults at the earliest: a run whose last seconds had the
+	// binder down (a control-plane crash near the end) is quiet, not settled (the first 30-minute
+	// run was declared settled 0 s after its faults, while its apiserver was restarting).
+	quiet := func() time.Duration { return min(check.quietFor(), time.Since(stopped)) }
+	for time.Now().Before(deadline) && quiet() < cfg.SettleQuiet && ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}
-	res.Settled = check.quietFor() >= cfg.SettleQuiet
-	res.SettleTime = max(time.Since(stopped)-check.quietFor(), 0)
+	res.Settled = quiet() >= cfg.SettleQuiet
+	res.SettleTime = max(time.Since(stopped)-quiet(), 0)
 	check.scan(true)
 	res.Violations, res.Claims, res.Bound, res.BoundEver, res.BoundByClass = check.result()
 	res.Ops, res.OpErrors = work.snapshot()
