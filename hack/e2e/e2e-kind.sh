@@ -61,8 +61,25 @@ cleanup() {
 "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# kind draws each control-plane node's host port (and the load balancer's) by listening on port 0 and
+# closing the listener before its concurrent `docker run`s, so two nodes can draw the same port:
+# docker then refuses one with "port is already allocated" (CI stop 30). kind has already deleted
+# the nodes; that error alone is retried, with fresh draws.
+create_cluster() {
+  local attempt log="${out}/kind-create.log"
+  for attempt in 1 2 3; do
+    if "${kind}" create cluster --name "${CLUSTER}" --image "${node_image}" --config "${config}" \
+      --kubeconfig "${kubeconfig}" --wait 3m 2>&1 | tee "${log}"; then
+      return 0
+    fi
+    grep -q 'port is already allocated' "${log}" || return 1
+    phase "kind drew one host port twice (attempt ${attempt}); creating ${CLUSTER} again"
+    "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+  done
+  return 1
+}
 phase "creating cluster ${CLUSTER}: 3 control-plane nodes, 1 worker"
-"${kind}" create cluster --name "${CLUSTER}" --image "${node_image}" --config "${config}" --kubeconfig "${kubeconfig}" --wait 3m
+create_cluster
 mapfile -t control_planes < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-control-plane' | sort)
 mapfile -t workers < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-worker' | sort)
 if [[ "${offline}" == "1" ]]; then
