@@ -128,6 +128,12 @@ else
 	hack/verify/release-line.sh $(KUBE_VERSION)
 endif
 
+MONITORING_SELECTOR ?= job="pv-controller-manager"
+
+.PHONY: monitoring
+monitoring: ## Regenerate deploy/monitoring (alerts, dashboard) from hack/monitoring; MONITORING_SELECTOR='job="pv-controller-manager"'
+	cd hack/monitoring && GOWORK=off go run . -out ../../deploy/monitoring -selector '$(MONITORING_SELECTOR)'
+
 .PHONY: verify-releases
 verify-releases: ## make verify for every other carried release (releases/, docs/maintainers/patches-and-releases.md)
 	@for v in $(filter-out $(UPSTREAM),$(RELEASES)); do echo "=== verify $$v"; $(MAKE) --no-print-directory verify KUBE_VERSION=$$v || exit 1; done
@@ -200,7 +206,7 @@ e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its
 	hack/cluster/build-tools.sh ginkgo
 	cd test/e2e && $(DETECTORS) GOWORK=off GOFLAGS= KUBECONFIG=$(CURDIR)/_output/local/pv-shadow/kubeconfig E2E_SHADOW=1 \
 		E2E_METRICS_URL=https://127.0.0.1:10268/metrics E2E_AUDIT_LOG=$(CURDIR)/_output/kwok/clusters/pv-shadow/logs/audit.log E2E_PVC_WHY=$(BIN_DIR)/kubectl-pvc_why \
-		$(TOOLS_BIN)/ginkgo -v --timeout=10m --label-filter=shadow .
+		$(TOOLS_BIN)/ginkgo -v --timeout=10m --label-filter='shadow || monitoring' .
 	CLUSTER_NAME=pv-shadow hack/cluster/local-down.sh
 
 .PHONY: bench-shadow

@@ -10,7 +10,7 @@ VENDORED_SUBPKGS=(metrics testing)
 
 # Every Go module of the repository, written once: hack/verify/verify-gomod.sh keeps them tidy and
 # checks that no go.mod is missing here.
-GO_MODULES=(. hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport hack/tools/kind-lb hack/tools/runc-dropcap test/e2e)
+GO_MODULES=(. hack/monitoring hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport hack/tools/kind-lb hack/tools/runc-dropcap test/e2e)
 # The modules that build upstream code, pinned to the release's k8s.io/kubernetes (pin-kubernetes.sh).
 K8S_MODULES=(. hack/tools)
 # The modules whose go.mod a release line carries (releases/<line>/{go.mod, tools/, etcd/}).

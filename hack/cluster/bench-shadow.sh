@@ -49,7 +49,8 @@ for scenario in ${SCENARIOS}; do
   "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/${CLUSTER_NAME}/kubeconfig" --scenario "${scenario}" --count "${COUNT}" \
     --namespace "shadow-${scenario}" --timeout 20m | tee "${OUT}/${scenario}.log"
   deadline=$((SECONDS + 600)) # every claim compared, or 10 minutes after the load
-  while (($(compared <(scrape)) - start_compared < COUNT && SECONDS < deadline)); do sleep 1; done
+  # (A file, not <(scrape): compared reads it once per outcome.)
+  while { scrape >"${OUT}/now.prom" || true; } && (($(compared "${OUT}/now.prom") - start_compared < COUNT && SECONDS < deadline)); do sleep 1; done
   scrape >"${OUT}/after.prom"
   row="| ${scenario} |"
   for o in agree disagree disagree-legitimate only-ours only-kcm; do
@@ -62,5 +63,5 @@ for scenario in ${SCENARIOS}; do
   row+=" ${mean} | $(lead_quantile "${OUT}/before.prom" "${OUT}/after.prom" 0.5) s | $(lead_quantile "${OUT}/before.prom" "${OUT}/after.prom" 0.9) s | ${all_bound:-?} |"
   echo "${row}" >>"${OUT}/report.md"
 done
-rm -f "${OUT}/before.prom" "${OUT}/after.prom"
+rm -f "${OUT}/before.prom" "${OUT}/after.prom" "${OUT}/now.prom"
 cat "${OUT}/report.md"

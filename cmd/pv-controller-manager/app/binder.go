@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/component-base/metrics/legacyregistry"
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/klog/v2"
@@ -17,6 +19,7 @@ import (
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
+	"github.com/fastpv/pv-controller-manager/pkg/pendingclaims"
 	"github.com/fastpv/pv-controller-manager/pkg/shadow"
 	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
@@ -82,6 +85,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	if err != nil {
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
 	}
+	initBinderSeries()
 
 	if tracker != nil {
 		if err := watchClaimsForShadow(informerFactory, tracker); err != nil {
@@ -89,6 +93,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		}
 		go tracker.Run(ctx)
 	}
+	registerPendingClaims(informerFactory, state)
 	informerFactory.Start(ctx.Done())
 	defer informerFactory.Shutdown()
 	go func() {
@@ -101,6 +106,21 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	logger.Info("Starting controller", "controller", options.BinderControllerName)
 	ctrl.Run(ctx)
 	return nil
+}
+
+var registerPendingClaimsOnce sync.Once
+
+// registerPendingClaims exports the bindable Pending claims (deploy/monitoring's alerts read them)
+// from this leader's caches; a process binds under at most one leadership, so once is enough.
+func registerPendingClaims(informerFactory informers.SharedInformerFactory, state *binderState) {
+	registerPendingClaimsOnce.Do(func() {
+		legacyregistry.CustomMustRegister(&pendingclaims.Collector{
+			Claims:  informerFactory.Core().V1().PersistentVolumeClaims().Lister(),
+			Volumes: informerFactory.Core().V1().PersistentVolumes().Lister(),
+			Classes: informerFactory.Storage().V1().StorageClasses().Lister(),
+			Synced:  state.synced.Load,
+		})
+	})
 }
 
 // resyncPeriod is KCM's informer resync: random in [MinResyncPeriod, 2*MinResyncPeriod).
