@@ -29,9 +29,12 @@ var _ = Describe("monitoring mixin", Label("monitoring"), func() {
 		Expect(wanted).NotTo(BeEmpty(), "%s lists no series", metricsUsed)
 
 		ns := newNamespace(ctx)
-		// A bind, so that the leader's caches are synced and its collectors report.
+		// Something for every gauge to count: a bind, a volume nobody claims and a claim nothing
+		// fits (upstream's pv_collector reports only counts above zero).
 		pv := createVolume(ctx, volume(ns, "monitored", "1Gi", ""))
 		createClaim(ctx, claim(ns, "monitored", "1Gi", "", pv.Name))
+		createVolume(ctx, volume(ns, "spare", "1Gi", "e2e-monitoring-spare"))
+		createClaim(ctx, claim(ns, "unmatched", "1Gi", "e2e-monitoring-none", ""))
 		if os.Getenv("E2E_SHADOW") != "1" {
 			Eventually(ctx, getClaim(ctx, ns, "monitored")).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
 		}

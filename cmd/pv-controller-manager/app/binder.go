@@ -85,7 +85,6 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	if err != nil {
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
 	}
-	initBinderSeries()
 
 	if tracker != nil {
 		if err := watchClaimsForShadow(informerFactory, tracker); err != nil {
@@ -99,6 +98,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	go func() {
 		if synced := informerFactory.WaitForCacheSync(ctx.Done()); allTrue(synced) {
 			state.synced.Store(true)
+			initBinderSeries(ctx)
 		}
 	}()
 	defer state.synced.Store(false)
