@@ -55,6 +55,16 @@ build: $(RELEASE_GEN) ## Build bin/pv-controller-manager and the kubectl plugin 
 	CGO_ENABLED=0 go build $(GO_FLAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/pv-controller-manager ./cmd/pv-controller-manager
 	CGO_ENABLED=0 go build $(GO_FLAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 
+.PHONY: plugin
+plugin: $(RELEASE_GEN) ## Build only the kubectl plugin bin/kubectl-pvc_why (GOOS and GOARCH from the environment)
+	CGO_ENABLED=0 go build $(GO_FLAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
+
+# make dist's version: VERSION when it is a release tag (v0.3.0, or git describe's v0.3.0-2-gabc), else v0.0.0-g<commit> (g as in git describe: always a valid semver pre-release).
+DIST_VERSION ?= $(if $(filter v%,$(VERSION)),$(VERSION),v0.0.0-g$(COMMIT))
+.PHONY: dist
+dist: ## Release archives for every carried release, linux/darwin amd64/arm64 plugin, OCI images, SHA256SUMS, krew manifest: _output/dist/<version>/ (hack/release/dist.sh)
+	VERSION=$(DIST_VERSION) RELEASES="$(RELEASES)" UPSTREAM=$(UPSTREAM) IMAGE_REPO=$(IMAGE_REPO) hack/release/dist.sh
+
 IMAGE_REPO ?= docker.io/fastpv/pv-controller-manager
 IMAGE      ?= $(IMAGE_REPO):$(IMAGE_TAG)
 .PHONY: image

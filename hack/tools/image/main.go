@@ -2,6 +2,10 @@
 // writes it as an image tarball (docker-archive layout with manifest.json, the format that
 // `kind load image-archive`, `ctr images import` and `docker load` read). `make image` runs it.
 //
+// --format=oci writes an OCI image layout as a tar instead, holding one image per --arch (a
+// comma-separated list) under one index named --tag; each --file SRC may then contain {arch}, replaced
+// per architecture. make dist writes the per-release multi-architecture images this way.
+//
 // By default it is the pv-controller-manager image: FROM scratch, the static binary at
 // /usr/local/bin/pv-controller-manager, an /etc/passwd naming the non-root uid 65532, /tmp; user
 // 65532:65532 (the Dockerfile builds the same). --file, --entrypoint and --user make other images
@@ -14,25 +18,30 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 func main() {
 	binary := flag.String("binary", "bin/pv-controller-manager", "static linux binary to put at /usr/local/bin/pv-controller-manager")
 	tag := flag.String("tag", "docker.io/fastpv/pv-controller-manager:dev", "image reference written into the tarball")
 	out := flag.String("out", "_output/image/pv-controller-manager.tar", "image tarball to write")
-	arch := flag.String("arch", "amd64", "GOARCH of the binary")
+	arch := flag.String("arch", "amd64", "GOARCH of the binary; with --format=oci, a comma-separated list")
+	format := flag.String("format", "docker", "docker: a docker-archive tarball of one image; oci: an OCI image layout tar, one image per --arch")
 	version := flag.String("version", "dev", "org.opencontainers.image.version label")
 	revision := flag.String("revision", "", "org.opencontainers.image.revision label")
 	var files fileFlags
@@ -47,30 +56,80 @@ func main() {
 	if len(files) == 0 {
 		files = fileFlags{{src: *binary, dest: "usr/local/bin/pv-controller-manager"}}
 	}
-	for i := range files {
-		if files[i].link != "" {
-			continue
-		}
-		data, err := os.ReadFile(files[i].src)
-		if err != nil {
-			log.Fatalf("--file/--binary: %v", err)
-		}
-		files[i].data = data
-	}
 	files = append(files, links...)
 	ref, err := name.ParseReference(*tag)
 	if err != nil {
 		log.Fatalf("--tag: %v", err)
 	}
+	labels := map[string]string{
+		"org.opencontainers.image.title":    *title,
+		"org.opencontainers.image.source":   "https://github.com/fastpv/pv-controller-manager",
+		"org.opencontainers.image.version":  *version,
+		"org.opencontainers.image.revision": *revision,
+	}
+	spec := imageSpec{user: *user, entrypoint: *entrypoint, labels: labels, oci: *format == "oci"}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		log.Fatal(err)
+	}
+	switch *format {
+	case "docker":
+		img := spec.build(files, *arch)
+		if err := tarball.WriteToFile(*out, ref, img); err != nil {
+			log.Fatal(err)
+		}
+		digest, _ := img.Digest()
+		fmt.Printf("image: %s %s -> %s\n", ref.Name(), digest, *out)
+	case "oci":
+		var idx v1.ImageIndex = empty.Index
+		for _, a := range strings.Split(*arch, ",") {
+			img := spec.build(files, a)
+			idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+				Platform: &v1.Platform{OS: "linux", Architecture: a}}})
+		}
+		if err := writeOCILayout(*out, *tag, idx); err != nil {
+			log.Fatal(err)
+		}
+		digest, _ := idx.Digest()
+		fmt.Printf("image index: %s %s (%s) -> %s\n", ref.Name(), digest, *arch, *out)
+	default:
+		log.Fatalf("--format: want docker or oci, got %q", *format)
+	}
+}
+
+// imageSpec is what every architecture's image shares.
+type imageSpec struct {
+	user, entrypoint string
+	labels           map[string]string
+	oci              bool // OCI media types instead of Docker's
+}
+
+// build returns the image of one architecture; {arch} in a file's SRC is replaced by arch.
+func (s imageSpec) build(files []file, arch string) v1.Image {
+	for i := range files {
+		if files[i].link != "" {
+			continue
+		}
+		data, err := os.ReadFile(strings.ReplaceAll(files[i].src, "{arch}", arch))
+		if err != nil {
+			log.Fatalf("--file/--binary: %v", err)
+		}
+		files[i].data = data
+	}
 	// Fixed timestamps: the same binary gives the same image digest.
 	epoch := time.Unix(0, 0).UTC()
+	var layerOpts []tarball.LayerOption
+	base := empty.Image
+	if s.oci {
+		layerOpts = append(layerOpts, tarball.WithMediaType(types.OCILayer))
+		base = mutate.MediaType(mutate.ConfigMediaType(base, types.OCIConfigJSON), types.OCIManifestSchema1)
+	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(rootfs(files, epoch))), nil
-	})
+	}, layerOpts...)
 	if err != nil {
 		log.Fatal(err)
 	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
+	img, err := mutate.AppendLayers(base, layer)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,32 +138,88 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", *arch
+	cfg.OS, cfg.Architecture = "linux", arch
 	cfg.Created = v1.Time{Time: epoch}
-	cfg.Config.User = *user
-	if *entrypoint != "" {
-		cfg.Config.Entrypoint = strings.Split(*entrypoint, ",")
+	cfg.Config.User = s.user
+	if s.entrypoint != "" {
+		cfg.Config.Entrypoint = strings.Split(s.entrypoint, ",")
 	}
 	cfg.Config.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cfg.Config.WorkingDir = "/"
-	cfg.Config.Labels = map[string]string{
-		"org.opencontainers.image.title":    *title,
-		"org.opencontainers.image.source":   "https://github.com/fastpv/pv-controller-manager",
-		"org.opencontainers.image.version":  *version,
-		"org.opencontainers.image.revision": *revision,
-	}
+	cfg.Config.Labels = s.labels
 	img, err = mutate.ConfigFile(img, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		log.Fatal(err)
+	return img
+}
+
+// writeOCILayout writes idx as an OCI image layout named ref as given (docker.io/..., not
+// index.docker.io/...) in the index's
+// org.opencontainers.image.ref.name, as `ctr images import` and `docker load` read it) into a tar
+// with sorted entries and fixed times, so the same binaries give the same bytes.
+func writeOCILayout(out, ref string, idx v1.ImageIndex) error {
+	dir, err := os.MkdirTemp("", "oci-layout")
+	if err != nil {
+		return err
 	}
-	if err := tarball.WriteToFile(*out, ref, img); err != nil {
-		log.Fatal(err)
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
 	}
-	digest, _ := img.Digest()
-	fmt.Printf("image: %s %s -> %s\n", ref.Name(), digest, *out)
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+		"org.opencontainers.image.ref.name": ref,
+		"io.containerd.image.name":          ref,
+	})); err != nil {
+		return err
+	}
+	var paths []string
+	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != dir {
+			paths = append(paths, p)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	sort.Strings(paths)
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		info, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		h := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		if info.IsDir() {
+			h.Name, h.Typeflag, h.Mode = h.Name+"/", tar.TypeDir, 0o755
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // file is one --file flag: SRC on this machine, DEST in the image.
