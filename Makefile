@@ -144,6 +144,10 @@ MONITORING_SELECTOR ?= job="pv-controller-manager"
 monitoring: ## Regenerate deploy/monitoring (alerts, dashboard) from hack/monitoring; MONITORING_SELECTOR='job="pv-controller-manager"'
 	cd hack/monitoring && GOWORK=off go run . -out ../../deploy/monitoring -selector '$(MONITORING_SELECTOR)'
 
+.PHONY: recipes
+recipes: ## Regenerate deploy/cluster-api/kubeadm-control-plane.yaml from deploy/ (hack/tools/capi; Cluster API's types)
+	cd hack/tools/capi && GOWORK=off go run .
+
 .PHONY: verify-releases
 verify-releases: ## make verify for every other carried release (releases/, docs/maintainers/patches-and-releases.md)
 	@for v in $(filter-out $(UPSTREAM),$(RELEASES)); do echo "=== verify $$v"; $(MAKE) --no-print-directory verify KUBE_VERSION=$$v || exit 1; done

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Run as root on each control-plane node right after `kubeadm init` or `kubeadm join --control-plane`
+# (docs/install.md): applies pv-controller-manager's RBAC (idempotent) and mints its kubeconfig,
+# /etc/kubernetes/pv-controller-manager.conf, for the user system:pv-controller-manager, signed by the
+# cluster CA, readable by the pod's uid 65532. The static pod waits for that file and then starts.
+#   pv-controller-manager-identity.sh RBAC   RBAC: deploy/rbac (a directory) or one file of all of it
+set -euo pipefail
+rbac="${1:?usage: $0 RBAC (deploy/rbac or a file)}"
+export KUBECONFIG="${KUBECONFIG:-/etc/kubernetes/admin.conf}"
+conf=/etc/kubernetes/pv-controller-manager.conf
+# The apiserver of a node that has just joined may need a moment.
+for _ in $(seq 60); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 2; done
+kubectl apply -f "${rbac}"
+cluster_config="$(mktemp)"
+trap 'rm -f "${cluster_config}"' EXIT
+kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${cluster_config}"
+umask 077
+kubeadm kubeconfig user --config "${cluster_config}" --client-name system:pv-controller-manager >"${conf}.new"
+chown 65532:65532 "${conf}.new"
+mv "${conf}.new" "${conf}"
+echo "pv-controller-manager-identity.sh: wrote ${conf} for system:pv-controller-manager"
