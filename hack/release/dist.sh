@@ -10,7 +10,9 @@
 # linux and darwin, amd64 and arm64:
 #   kubectl-pvc_why_<VERSION>_<os>_<arch>.tar.gz              kubectl-pvc_why, LICENSE (what krew installs)
 # then SHA256SUMS over all of them and pvc-why.yaml, the krew Plugin manifest made from those sums
-# (hack/tools/krew) and checked by krew's validate-krew-manifest.
+# (hack/tools/krew) and checked by krew's validate-krew-manifest; then krew itself installs each
+# plugin archive with that manifest (offline, --archive), and, as root, the default release's image is
+# imported into a private containerd and run (hack/e2e/check-image.sh; DIST_CHECK_IMAGE=0 skips it).
 # Reproducible: binaries are built with -trimpath and stamped only with VERSION and the commit;
 # archives and images have sorted entries, owner 0 and time 0, so the same commit gives the same sums.
 #   VERSION (semver with a leading v), RELEASES, UPSTREAM, IMAGE_REPO: given by the Makefile
@@ -78,6 +80,25 @@ for f in "${out}"/kubectl-pvc_why_*.tar.gz; do
   listing="$(tar -tzf "${f}" | sort | tr '\n' ' ')"
   [[ "${listing}" == "LICENSE kubectl-pvc_why " ]] || { echo "dist.sh: ${f} holds ${listing}" >&2; exit 1; }
 done
+# Installed by krew's own binary from the manifest and each archive, offline, as a user would; the
+# host's copy must run.
+say "krew install --manifest --archive, each platform"
+krew_root="${stage}/krew"
+for os in linux darwin; do
+  for arch in amd64 arm64; do
+    KREW_ROOT="${krew_root}/${os}_${arch}" KREW_OS="${os}" KREW_ARCH="${arch}" GOWORK=off go -C hack/tools/krew tool krew \
+      install --manifest "${out}/pvc-why.yaml" --archive "${out}/kubectl-pvc_why_${VERSION}_${os}_${arch}.tar.gz" >/dev/null 2>&1 ||
+      { echo "dist.sh: krew could not install the ${os}/${arch} plugin" >&2; exit 1; }
+  done
+done
+"${krew_root}/$(go env GOOS)_$(go env GOARCH)/bin/kubectl-pvc_why" --version
+
+# The default release's image in a real containerd (root): imported from the OCI tar, run as its user.
+if [[ "${DIST_CHECK_IMAGE:-$([[ ${EUID} -eq 0 ]] && echo 1 || echo 0)}" == "1" ]]; then
+  say "the ${UPSTREAM} image in containerd (hack/e2e/check-image.sh)"
+  IMAGE="${IMAGE_REPO}:${VERSION}-k8s${UPSTREAM#v}" IMAGE_TAR="${out}/pv-controller-manager_${VERSION}_k8s${UPSTREAM#v}.oci.tar" \
+    WANT_VERSION="${VERSION}" hack/e2e/check-image.sh
+fi
 rm -rf "${stage}"
 say "done: ${out}"
 (cd "${out}" && ls -l --block-size=K)
