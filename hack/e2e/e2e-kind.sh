@@ -7,8 +7,9 @@
 #   3. the cluster; deleted on exit, Ctrl-C included (E2E_KIND_KEEP=1 keeps it)
 #   4. our image loaded with `kind load`, RBAC, each node's kubeconfig minted by kubeadm, pv-rollout
 #      copied to each node
-#   5. ginkgo, three passes: kind-rollout (pv-rollout enable on each control-plane node in turn,
-#      pairs binding throughout), the suite's fast specs plus the kind specs, kind-disable
+#   5. ginkgo, four passes: kind-rollout (pv-rollout enable on each control-plane node in turn,
+#      pairs binding throughout), the suite's fast specs plus the kind specs, kind-upgrade (our
+#      image to a "next" one node by node and back, pairs binding throughout), kind-disable
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
@@ -49,6 +50,10 @@ else
 fi
 phase "building our image and tools"
 make --no-print-directory build image rollout-tool IMAGE="${IMAGE}" >/dev/null
+# The image an upgrade moves to (kind-upgrade): this commit again, stamped as another version.
+NEXT_IMAGE="${IMAGE}-next"
+make --no-print-directory image IMAGE="${NEXT_IMAGE}" VERSION="$(git describe --tags --always --dirty 2>/dev/null)-next" \
+  BIN_DIR="${out}/next-bin" IMAGE_TAR="${out}/next-image.tar" >/dev/null
 (cd test/e2e && GOWORK=off "${TOOLS_BIN}/ginkgo" build -o "${out}/e2e.test" . >/dev/null)
 
 cleanup() {
@@ -89,6 +94,7 @@ fi
 
 phase "loading ${IMAGE}; RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
 "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${CLUSTER}" >/dev/null
+"${kind}" load image-archive "${out}/next-image.tar" --name "${CLUSTER}" >/dev/null
 for f in deploy/rbac/*.yaml; do kubectl apply -f "${f}" >/dev/null; done
 kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${out}/cluster-configuration.yaml"
 for node in "${control_planes[@]}"; do
@@ -100,7 +106,7 @@ for node in "${control_planes[@]}"; do
   docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout"
 done
 
-export KUBECONFIG="${kubeconfig}" E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}"
+export KUBECONFIG="${kubeconfig}" E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
 export E2E_KIND_ORIGINALS="${out}/originals" E2E_KIND_WORKER="${workers[0]}"
 E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
 export E2E_KIND_CONTROL_PLANES
@@ -110,6 +116,7 @@ run_suite() { # run_suite NAME LABEL-FILTER
     --ginkgo.junit-report="${out}/junit-$1.xml")
 }
 run_suite rollout 'kind-rollout'
-run_suite suite '(kind && !kind-rollout && !kind-disable) || (!kind && !slow && !node && !local && !pvc-why)'
+run_suite suite '(kind && !kind-rollout && !kind-upgrade && !kind-disable) || (!kind && !slow && !node && !local && !pvc-why)'
+run_suite upgrade 'kind-upgrade'
 run_suite disable 'kind-disable'
 phase "passed"
