@@ -2,6 +2,7 @@ package pendingclaims
 
 import (
 	"sort"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -57,7 +58,18 @@ type Collector struct {
 	MinAge    time.Duration
 	MaxClaims int
 	Now       func() time.Time
+
+	// The last evaluation, reused for CacheFor: two Prometheus replicas scraping the leader cost
+	// one evaluation (0.8 s at 100 000 volumes with 1000 claims stuck; BenchmarkEvaluate100k).
+	CacheFor   time.Duration
+	mu         sync.Mutex
+	lastAt     time.Time
+	lastCounts map[string]int
+	lastOldest map[string]time.Duration
 }
+
+// DefaultCacheFor is shorter than any scrape interval worth having.
+const DefaultCacheFor = 10 * time.Second
 
 // DescribeWithStability implements metrics.StableCollector.
 func (c *Collector) DescribeWithStability(ch chan<- *metrics.Desc) {
@@ -70,11 +82,28 @@ func (c *Collector) CollectWithStability(ch chan<- metrics.Metric) {
 	if c.Synced != nil && !c.Synced() {
 		return
 	}
-	counts, oldest := c.Evaluate()
+	counts, oldest := c.cachedEvaluate()
 	for _, reason := range reasons {
 		ch <- metrics.NewLazyConstMetric(bindableDesc, metrics.GaugeValue, float64(counts[reason]), reason)
 		ch <- metrics.NewLazyConstMetric(maxAgeDesc, metrics.GaugeValue, oldest[reason].Seconds(), reason)
 	}
+}
+
+func (c *Collector) cachedEvaluate() (map[string]int, map[string]time.Duration) {
+	now, cacheFor := time.Now, c.CacheFor
+	if c.Now != nil {
+		now = c.Now
+	}
+	if cacheFor == 0 {
+		cacheFor = DefaultCacheFor
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := now(); c.lastCounts == nil || t.Sub(c.lastAt) >= cacheFor {
+		c.lastCounts, c.lastOldest = c.Evaluate()
+		c.lastAt = t
+	}
+	return c.lastCounts, c.lastOldest
 }
 
 // Evaluate returns, per reason, how many of the oldest Pending claims could bind now and the age
@@ -125,19 +154,19 @@ func (c *Collector) Evaluate() (map[string]int, map[string]time.Duration) {
 		}
 	}
 	// kubectl pvc-why's analysis, which asks the binder's own volume index: a claim counts
-	// exactly when pvc-why would say BindPending.
+	// exactly when pvc-why would say BindPending (WouldBind: the verdict without the explanation).
 	analyzer := pvcwhy.NewAnalyzer(&pvcwhy.Snapshot{Claims: pending, Volumes: volumes, Classes: classes, Now: t})
 	byName := make(map[string]*v1.PersistentVolume, len(volumes))
 	for _, volume := range volumes {
 		byName[volume.Name] = volume
 	}
 	for _, claim := range pending {
-		report := analyzer.Explain(claim)
-		if report.Verdict != pvcwhy.BindPending {
+		name, ok := analyzer.WouldBind(claim)
+		if !ok {
 			continue
 		}
 		reason := ReasonMatchingVolume
-		if volume := byName[report.Volume]; claim.Spec.VolumeName != "" ||
+		if volume := byName[name]; claim.Spec.VolumeName != "" ||
 			(volume != nil && volume.Spec.ClaimRef != nil && refersTo(volume.Spec.ClaimRef, claim)) {
 			reason = ReasonPreboundVolume
 		}

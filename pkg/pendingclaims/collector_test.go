@@ -51,7 +51,7 @@ func ref(name, uid string) *v1.ObjectReference {
 	return &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: name, UID: types.UID(uid)}
 }
 
-func collector(t *testing.T, claims []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume) *Collector {
+func collector(t testing.TB, claims []*v1.PersistentVolumeClaim, volumes []*v1.PersistentVolume) *Collector {
 	t.Helper()
 	claimIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	volumeIndexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
@@ -236,5 +236,33 @@ pv_controller_bindable_pending_claim_max_age_seconds{reason="prebound-volume"} 0
 `
 	if err := testutil.GatherAndCompare(registry, strings.NewReader(want), "pv_controller_bindable_pending_claim_max_age_seconds"); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestCollectReusesARecentEvaluation(t *testing.T) {
+	c := collector(t, []*v1.PersistentVolumeClaim{claim("old", 5*time.Minute, "fast", "", "1Gi")},
+		[]*v1.PersistentVolume{volume("pv", "fast", "1Gi", nil, v1.VolumeAvailable)})
+	clock := now
+	c.Now = func() time.Time { return clock }
+	registry := metrics.NewKubeRegistry()
+	registry.CustomMustRegister(c)
+	gauge := func(want string) string {
+		return "\n# HELP pv_controller_bindable_pending_claims [ALPHA] Claims Pending for longer than a minute that the binder could bind now, by reason: prebound-volume (a volume is pre-bound to the claim or the claim to a free volume), matching-volume (an unbound volume fits it). Counted among the 200 oldest Pending claims.\n" +
+			"# TYPE pv_controller_bindable_pending_claims gauge\n" +
+			"pv_controller_bindable_pending_claims{reason=\"matching-volume\"} " + want + "\n" +
+			"pv_controller_bindable_pending_claims{reason=\"prebound-volume\"} 0\n"
+	}
+	if err := testutil.GatherAndCompare(registry, strings.NewReader(gauge("1")), "pv_controller_bindable_pending_claims"); err != nil {
+		t.Fatal(err)
+	}
+	// The volume goes; within the cache window the scrape still says what it computed.
+	c.Volumes = collector(t, nil, nil).Volumes
+	clock = now.Add(5 * time.Second)
+	if err := testutil.GatherAndCompare(registry, strings.NewReader(gauge("1")), "pv_controller_bindable_pending_claims"); err != nil {
+		t.Errorf("within the cache window: %v", err)
+	}
+	clock = now.Add(DefaultCacheFor)
+	if err := testutil.GatherAndCompare(registry, strings.NewReader(gauge("0")), "pv_controller_bindable_pending_claims"); err != nil {
+		t.Errorf("after the cache window: %v", err)
 	}
 }

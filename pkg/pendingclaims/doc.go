@@ -7,7 +7,10 @@
 // registers it once it leads (standbys have no caches), and it reports nothing until the caches
 // have synced.
 //
-// A scrape examines at most the 200 oldest Pending claims against the informers' caches, so its
-// cost stays bounded at 100 000 objects; the gauges then count among those, which is enough to
+// A scrape examines at most the 200 oldest Pending claims against the informers' caches, claims of
+// one shape share one search of the volume index, and a result is reused for 10 s (two Prometheus
+// replicas cost one evaluation): nothing to do when no claim is older than a minute, 0.8 s when
+// 1000 claims that fit no volume wait among 100 000 volumes (BenchmarkEvaluate100k, 2 cores, the
+// machine loaded by a cluster torture). The gauges then count among those 200, which is enough to
 // say that something is stuck and since when.
 package pendingclaims

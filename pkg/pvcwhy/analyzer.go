@@ -29,6 +29,7 @@ type Analyzer struct {
 	classes     map[string]*storagev1.StorageClass
 	classLister storagelisters.StorageClassLister
 	classIndex  map[string]*persistentvolume.VolumeIndex // built on first use
+	matches     map[string]*v1.PersistentVolume          // WouldBind's matches by claim shape
 	pods        map[string][]*v1.Pod                     // by namespace/claim name
 	events      map[string][]*v1.Event                   // claim events by namespace/name, newest first
 	nodes       map[string]*v1.Node
@@ -48,6 +49,7 @@ func NewAnalyzer(s *Snapshot) *Analyzer {
 		released:      map[string][]*v1.PersistentVolume{},
 		classes:       map[string]*storagev1.StorageClass{},
 		classIndex:    map[string]*persistentvolume.VolumeIndex{},
+		matches:       map[string]*v1.PersistentVolume{},
 		pods:          map[string][]*v1.Pod{},
 		events:        map[string][]*v1.Event{},
 		nodes:         map[string]*v1.Node{},
