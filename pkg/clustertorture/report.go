@@ -39,6 +39,12 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 	row("settled / time to settle after the faults", func(a *ArmResult) string {
 		return fmt.Sprintf("%t / %s", a.Settled, a.SettleTime.Round(100*time.Millisecond))
 	})
+	row("cleanup after the arm", func(a *ArmResult) string {
+		if a.CleanupError == "" {
+			return "done"
+		}
+		return "incomplete: " + a.CleanupError
+	})
 	row("claims at the end / Bound / ever Bound", func(a *ArmResult) string { return fmt.Sprintf("%d / %d / %d", a.Claims, a.Bound, a.BoundEver) })
 	row("ever Bound by class: static / WaitForFirstConsumer / provisioned", func(a *ArmResult) string {
 		return fmt.Sprintf("%d / %d / %d", a.BoundByClass[KindStatic], a.BoundByClass[KindWFFC], a.BoundByClass[KindProvisioned])
