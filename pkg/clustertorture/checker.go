@@ -40,6 +40,11 @@ type checker struct {
 	// boundByClass counts the claims ever Bound by kind of class (KindStatic, ...).
 	boundByClass map[string]int
 	classes      classes
+	// liveRead lists the run's claims and volumes from the apiserver (quorum reads), to confirm a
+	// condition before it counts; nil in unit tests that confirm with the caches.
+	liveRead func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error)
+	// cacheLag counts conditions the caches showed long enough and a live read did not.
+	cacheLag int
 }
 
 func newChecker(cl classes) *checker {
@@ -53,6 +58,28 @@ func (c *checker) start(ctx context.Context, client clientset.Interface, namespa
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = "torture=" + run
 	}))
+	selector := metav1.ListOptions{LabelSelector: "torture=" + run} // ResourceVersion "": a quorum read
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		claimList, err := client.CoreV1().PersistentVolumeClaims(namespace).List(readCtx, selector)
+		if err != nil {
+			return nil, nil, err
+		}
+		volumeList, err := client.CoreV1().PersistentVolumes().List(readCtx, selector)
+		if err != nil {
+			return nil, nil, err
+		}
+		claims := make(map[string]*v1.PersistentVolumeClaim, len(claimList.Items))
+		for i := range claimList.Items {
+			claims[claimList.Items[i].Name] = &claimList.Items[i]
+		}
+		volumes := make(map[string]*v1.PersistentVolume, len(volumeList.Items))
+		for i := range volumeList.Items {
+			volumes[volumeList.Items[i].Name] = &volumeList.Items[i]
+		}
+		return claims, volumes, nil
+	}
 	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
 	volumes := factory.Core().V1().PersistentVolumes().Informer()
 	_, err := claims.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -178,14 +205,61 @@ func (c *checker) onVolume(volume *v1.PersistentVolume) {
 }
 
 // scan checks the conditions that may pass but must not persist; settled: none may exist at all.
+// A condition is reported only if a live read (a quorum LIST of the run's claims and volumes, when
+// the checker has one) still shows it: the checker's informers can lag the apiserver after it
+// restarts (a 30-minute run flagged 9 claims Bound to volumes "without claimRef": the binder had
+// written each claimRef once, 10 s after the apiserver came back, and never cleared it; the
+// checker's volume watch had not caught up). A condition the live read does not show is counted
+// as checker lag and watched again.
 func (c *checker) scan(settled bool) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	now := time.Now()
+	current := c.conditions(c.claims, c.volumes, settled)
+	var due []string
+	for key := range current {
+		first, ok := c.since[key]
+		if !ok {
+			c.since[key] = now
+			first = now
+		}
+		if (settled || now.Sub(first) >= persistFor) && !c.seen[key] {
+			due = append(due, key)
+		}
+	}
+	for key := range c.since {
+		if _, still := current[key]; !still {
+			delete(c.since, key)
+		}
+	}
+	if len(due) == 0 {
+		return
+	}
+	live := current
+	if c.liveRead != nil {
+		if claims, volumes, err := c.liveRead(); err == nil {
+			live = c.conditions(claims, volumes, settled)
+		} else {
+			return // no verdict without a live read; the next scan asks again
+		}
+	}
+	sort.Strings(due)
+	for _, key := range due {
+		if _, confirmed := live[key]; !confirmed {
+			c.cacheLag++
+			c.since[key] = now
+			continue
+		}
+		c.violate(key, "%s (for %s)", current[key], now.Sub(c.since[key]).Round(time.Second))
+	}
+}
+
+// conditions computes, over the given claims and volumes, the conditions scan checks, by key.
+func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume, settled bool) map[string]string {
 	current := map[string]string{}
 	// One claim on two Bound volumes.
 	byClaim := map[types.UID][]string{}
-	for _, v := range c.volumes {
+	for _, v := range volumes {
 		if v.Status.Phase == v1.VolumeBound && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID != "" {
 			byClaim[v.Spec.ClaimRef.UID] = append(byClaim[v.Spec.ClaimRef.UID], v.Name)
 		}
@@ -196,8 +270,8 @@ func (c *checker) scan(settled bool) {
 			current["two-volumes/"+string(uid)] = fmt.Sprintf("claim UID %s has %d Bound volumes: %v", uid, len(names), names)
 		}
 	}
-	for _, claim := range c.claims {
-		pv := c.volumes[claim.Spec.VolumeName]
+	for _, claim := range claims {
+		pv := volumes[claim.Spec.VolumeName]
 		switch claim.Status.Phase {
 		case v1.ClaimLost:
 			// Lost although its volume is there and names it: a bind lost.
@@ -216,27 +290,13 @@ func (c *checker) scan(settled bool) {
 			}
 		case v1.ClaimPending:
 			if settled {
-				if why := c.fitFor(claim); why != "" {
+				if why := c.fitFor(claim, volumes); why != "" {
 					current["pending/"+claim.Name] = fmt.Sprintf("claim %s is Pending although %s", claim.Name, why)
 				}
 			}
 		}
 	}
-	for key, what := range current {
-		first, ok := c.since[key]
-		if !ok {
-			c.since[key] = now
-			first = now
-		}
-		if settled || now.Sub(first) >= persistFor {
-			c.violate(key, "%s (for %s)", what, now.Sub(first).Round(time.Second))
-		}
-	}
-	for key := range c.since {
-		if _, still := current[key]; !still {
-			delete(c.since, key)
-		}
-	}
+	return current
 }
 
 // misfit says why volume cannot serve claim, or "".
@@ -258,7 +318,7 @@ func misfit(claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) string
 
 // fitFor says why a settled Pending claim should have been bound, or "". WaitForFirstConsumer
 // claims are the scheduler's to place (the binder only completes what it chose): not checked.
-func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
+func (c *checker) fitFor(claim *v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume) string {
 	if claim.DeletionTimestamp != nil || c.classes.kind(classOf(claim)) == KindWFFC {
 		return ""
 	}
@@ -272,12 +332,12 @@ func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
 		return v.Spec.ClaimRef.Namespace == claim.Namespace && v.Spec.ClaimRef.Name == claim.Name && (v.Spec.ClaimRef.UID == "" || v.Spec.ClaimRef.UID == claim.UID)
 	}
 	if name := claim.Spec.VolumeName; name != "" {
-		if v := c.volumes[name]; v != nil && fits(v) && (v.Spec.ClaimRef == nil || reserves(v)) {
+		if v := volumes[name]; v != nil && fits(v) && (v.Spec.ClaimRef == nil || reserves(v)) {
 			return fmt.Sprintf("the volume it names, %s, is Available and fits", name)
 		}
 		return ""
 	}
-	for _, v := range c.volumes {
+	for _, v := range volumes {
 		if !fits(v) {
 			continue
 		}
@@ -289,6 +349,13 @@ func (c *checker) fitFor(claim *v1.PersistentVolumeClaim) string {
 		}
 	}
 	return ""
+}
+
+// lagged is how many conditions the caches showed long enough that a live read did not.
+func (c *checker) lagged() int {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	return c.cacheLag
 }
 
 // quietFor is how long no claim or volume of the run has changed.

@@ -149,3 +149,39 @@ func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
 }
 
 var testClasses = runClasses("t")
+
+// The 30-minute run of 2026-12-02 (seed 20261202, ours): after an apiserver restart the checker's
+// volume cache still showed 9 freshly bound volumes without claimRef while their claims were Bound;
+// the binder had written each claimRef once and never cleared it. A condition only counts if a live
+// read shows it too; otherwise it is checker lag, and watched again.
+func TestCheckerConfirmsPersistingConditionsWithALiveRead(t *testing.T) {
+	stale := testVolume("pv", "", "", v1.VolumeAvailable) // what the lagging cache shows
+	live := testVolume("pv", "a", "ua", v1.VolumeBound)   // what the apiserver has
+	claim := testClaim("a", "ua", "pv", v1.ClaimBound)
+
+	c := newChecker(testClasses)
+	c.onClaim(claim, false)
+	c.onVolume(stale)
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": live}, nil
+	}
+	c.scan(false)
+	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); got != "" {
+		t.Fatalf("a condition the live read does not show counted: %s", got)
+	}
+	if c.lagged() != 1 {
+		t.Errorf("checker lag %d, want 1", c.lagged())
+	}
+
+	// The same condition, and the apiserver shows it too: a violation.
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": stale}, nil
+	}
+	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); !strings.Contains(got, "claim a is Bound to volume pv whose claimRef is <none>") {
+		t.Fatalf("a confirmed condition: %q", got)
+	}
+}

@@ -39,6 +39,9 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 	row("settled / time to settle after the faults", func(a *ArmResult) string {
 		return fmt.Sprintf("%t / %s", a.Settled, a.SettleTime.Round(100*time.Millisecond))
 	})
+	row("checker: conditions its caches showed that a live read did not (informer lag, not counted)", func(a *ArmResult) string {
+		return fmt.Sprint(a.CheckerLag)
+	})
 	row("cleanup after the arm", func(a *ArmResult) string {
 		if a.CleanupError == "" {
 			return "done"

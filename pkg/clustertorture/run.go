@@ -62,15 +62,17 @@ type Config struct {
 type ArmResult struct {
 	// CleanupError: the arm's objects could not all be deleted after it (the result stands).
 	CleanupError string
-	Arm          string
-	Seed         uint64
-	Duration     time.Duration
-	Ops          map[string]int
-	OpErrors     int
-	Faults       map[string]int64
-	Kills        int
-	Exits        int
-	Outages      int
+	// CheckerLag: conditions the checker's caches showed for long enough that a live read did not.
+	CheckerLag int
+	Arm        string
+	Seed       uint64
+	Duration   time.Duration
+	Ops        map[string]int
+	OpErrors   int
+	Faults     map[string]int64
+	Kills      int
+	Exits      int
+	Outages    int
 	// Restarts of control-plane components by name; Compactions of etcd.
 	Restarts    map[string]int
 	Compactions int
@@ -214,6 +216,7 @@ loop:
 	res.SettleTime = max(time.Since(stopped)-quiet(), 0)
 	check.scan(true)
 	res.Violations, res.Claims, res.Bound, res.BoundEver, res.BoundByClass = check.result()
+	res.CheckerLag = check.lagged()
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()
 	res.Violations = append(res.Violations, binders.panicked()...)
