@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -104,7 +105,9 @@ type imageSpec struct {
 }
 
 // build returns the image of one architecture; {arch} in a file's SRC is replaced by arch.
-func (s imageSpec) build(files []file, arch string) v1.Image {
+func (s imageSpec) build(shared []file, arch string) v1.Image {
+	// A copy: the layer is read lazily, when written, after the other architectures' builds.
+	files := slices.Clone(shared)
 	for i := range files {
 		if files[i].link != "" {
 			continue
