@@ -156,17 +156,13 @@ func (c *Collector) Evaluate() (map[string]int, map[string]time.Duration) {
 	// kubectl pvc-why's analysis, which asks the binder's own volume index: a claim counts
 	// exactly when pvc-why would say BindPending (WouldBind: the verdict without the explanation).
 	analyzer := pvcwhy.NewAnalyzer(&pvcwhy.Snapshot{Claims: pending, Volumes: volumes, Classes: classes, Now: t})
-	byName := make(map[string]*v1.PersistentVolume, len(volumes))
-	for _, volume := range volumes {
-		byName[volume.Name] = volume
-	}
 	for _, claim := range pending {
 		name, ok := analyzer.WouldBind(claim)
 		if !ok {
 			continue
 		}
 		reason := ReasonMatchingVolume
-		if volume := byName[name]; claim.Spec.VolumeName != "" ||
+		if volume := analyzer.Volume(name); claim.Spec.VolumeName != "" ||
 			(volume != nil && volume.Spec.ClaimRef != nil && refersTo(volume.Spec.ClaimRef, claim)) {
 			reason = ReasonPreboundVolume
 		}

@@ -72,3 +72,6 @@ func claimShape(claim *v1.PersistentVolumeClaim, delayBinding bool) string {
 	return fmt.Sprintf("%s|%v|%s|%s|%s|%s|%v", storagehelpers.GetPersistentVolumeClaimClass(claim), modes, volumeMode,
 		request.String(), metav1.FormatLabelSelector(claim.Spec.Selector), vac, delayBinding)
 }
+
+// Volume is the snapshot's volume of that name, or nil (indexed once by NewAnalyzer).
+func (a *Analyzer) Volume(name string) *v1.PersistentVolume { return a.volumes[name] }
