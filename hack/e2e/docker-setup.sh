@@ -12,6 +12,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 DOCKER_DIR="${REPO_ROOT}/_output/docker"
 DROPCAP_BIN="/usr/local/sbin/runc-dropcap"
+CONTAINERD_ROOT="/var/lib/pvcm-docker-containerd"
+CONTAINERD_STATE="/run/pvcm-docker-containerd"
+CONTAINERD_SOCKET="${CONTAINERD_STATE}/containerd.sock"
 
 # missing_caps prints the capabilities up to cap_last_cap that the bounding set lacks.
 missing_caps() {
@@ -23,7 +26,44 @@ missing_caps() {
   done
 }
 
-down() { stop_pidfile "${DOCKER_DIR}/dockerd.pid" 200; }
+down() {
+  stop_pidfile "${DOCKER_DIR}/dockerd.pid" 200
+  stop_pidfile "${DOCKER_DIR}/containerd.pid" 200
+}
+
+# log_tail FILE: the end of a daemon's log without gRPC's reconnect chatter, which hides the cause.
+log_tail() { grep -v 'module=grpc' "$1" | tail -40 >&2 || true; }
+
+# start_containerd: Debian's containerd (docker.io's dependency) for dockerd alone; CRI off, as in
+# dockerd's managed one. Idempotent.
+start_containerd() {
+  if [[ -S "${CONTAINERD_SOCKET}" ]] && ctr -a "${CONTAINERD_SOCKET}" version >/dev/null 2>&1; then
+    return
+  fi
+  mkdir -p "${CONTAINERD_STATE}" "${CONTAINERD_ROOT}"
+  cat >"${DOCKER_DIR}/containerd.toml" <<TOML
+version = 2
+root = "${CONTAINERD_ROOT}"
+state = "${CONTAINERD_STATE}"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "${CONTAINERD_SOCKET}"
+[ttrpc]
+  address = "${CONTAINERD_SOCKET}.ttrpc"
+TOML
+  nohup containerd --config "${DOCKER_DIR}/containerd.toml" >"${DOCKER_DIR}/containerd.log" 2>&1 &
+  echo $! >"${DOCKER_DIR}/containerd.pid"
+  local t0=${SECONDS}
+  until ctr -a "${CONTAINERD_SOCKET}" version >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "${DOCKER_DIR}/containerd.pid")" 2>/dev/null || ((SECONDS - t0 > 120)); then
+      echo "docker-setup.sh: containerd for dockerd did not answer within 120 s; see ${DOCKER_DIR}/containerd.log" >&2
+      log_tail "${DOCKER_DIR}/containerd.log"
+      return 1
+    fi
+    sleep 0.2
+  done
+  echo "docker-setup.sh: containerd for dockerd up in $((SECONDS - t0)) s (log ${DOCKER_DIR}/containerd.log)"
+}
 
 up() {
   local missing
@@ -51,18 +91,20 @@ up() {
     (cd "${REPO_ROOT}/hack/tools/runc-dropcap" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${DROPCAP_BIN}" .)
     args+=(--add-runtime "runc-dropcap=${DROPCAP_BIN}" --default-runtime runc-dropcap)
   fi
+  start_containerd
+  args+=(--containerd "${CONTAINERD_SOCKET}")
   nohup dockerd "${args[@]}" >"${DOCKER_DIR}/dockerd.log" 2>&1 &
   echo $! >"${DOCKER_DIR}/dockerd.pid"
-  for _ in $(seq 1 150); do
-    if docker info >/dev/null 2>&1; then
-      echo "docker-setup.sh: dockerd $(docker info --format '{{.ServerVersion}}') up (log ${DOCKER_DIR}/dockerd.log)"
-      return
+  local t0=${SECONDS}
+  until docker info >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "${DOCKER_DIR}/dockerd.pid")" 2>/dev/null || ((SECONDS - t0 > 90)); then
+      echo "docker-setup.sh: dockerd did not answer within 90 s (or exited); see ${DOCKER_DIR}/dockerd.log" >&2
+      log_tail "${DOCKER_DIR}/dockerd.log"
+      return 1
     fi
     sleep 0.2
   done
-  echo "docker-setup.sh: dockerd did not answer within 30s; see ${DOCKER_DIR}/dockerd.log" >&2
-  tail -20 "${DOCKER_DIR}/dockerd.log" >&2
-  return 1
+  echo "docker-setup.sh: dockerd $(docker info --format '{{.ServerVersion}}') up in $((SECONDS - t0)) s (log ${DOCKER_DIR}/dockerd.log)"
 }
 
 case "${1:-up}" in
