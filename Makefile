@@ -210,7 +210,7 @@ e2e: $(RELEASE_GEN) ## ginkgo e2e suite on the local cluster (sync period 5m, so
 		E2E_LONG_SYNC_PERIOD=1 E2E_METRICS_URL=https://127.0.0.1:$${SECURE_PORT:-10267}/metrics E2E_PV_LOAD=$(BIN_DIR)/pv-load \
 		E2E_PVC_WHY=$(BIN_DIR)/kubectl-pvc_why \
 		E2E_PVCM_BINARY=$(BIN_DIR)/pv-controller-manager E2E_PVCM_PIDFILE=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/pv-controller-manager.pid \
-		E2E_PVCM_KUBECONFIG=$(CURDIR)/_output/kwok/clusters/$${CLUSTER_NAME:-pv-local}/kubeconfig.yaml \
+		E2E_PVCM_KUBECONFIG=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/pv-controller-manager.kubeconfig \
 		$(TOOLS_BIN)/ginkgo -v --timeout=40m $(E2E_FLAGS) .
 
 .PHONY: e2e-shadow

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 	"sigs.k8s.io/yaml"
 )
@@ -61,6 +63,59 @@ func TestRBACSubjects(t *testing.T) {
 	}
 	if bindings != 4 {
 		t.Errorf("found %d bindings, want 4 (binder role, auth-delegator, leader election, authentication reader)", bindings)
+	}
+}
+
+// TestFlowSchemas: the binder's identity gets the priority level and precedence upstream gives
+// kube-controller-manager, and its Lease requests those of upstream's leader election, so that it
+// is neither below upstream's binder nor above KCM's other controllers (docs/operations.md).
+func TestFlowSchemas(t *testing.T) {
+	schemas := map[string]flowcontrolv1.FlowSchema{}
+	for _, doc := range rbacDocs(t) {
+		var fs flowcontrolv1.FlowSchema
+		if err := yaml.Unmarshal(doc, &fs); err != nil || fs.Kind != "FlowSchema" {
+			continue
+		}
+		if err := yaml.UnmarshalStrict(doc, &fs); err != nil {
+			t.Fatalf("FlowSchema %s: %v", fs.Name, err)
+		}
+		for _, rule := range fs.Spec.Rules {
+			for _, s := range rule.Subjects {
+				if s.Kind != flowcontrolv1.SubjectKindUser || s.User == nil || s.User.Name != "system:pv-controller-manager" {
+					t.Errorf("FlowSchema %s: subject %+v, want the user system:pv-controller-manager", fs.Name, s)
+				}
+			}
+		}
+		if fs.Spec.DistinguisherMethod == nil || fs.Spec.DistinguisherMethod.Type != flowcontrolv1.FlowDistinguisherMethodByUserType {
+			t.Errorf("FlowSchema %s: distinguisher %+v, want ByUser (the binder is one flow)", fs.Name, fs.Spec.DistinguisherMethod)
+		}
+		schemas[fs.Name] = fs
+	}
+	for name, upstream := range map[string]struct {
+		level      string
+		precedence int32
+	}{
+		"pv-controller-manager": {bootstrap.SuggestedFlowSchemaKubeControllerManager.Spec.PriorityLevelConfiguration.Name,
+			bootstrap.SuggestedFlowSchemaKubeControllerManager.Spec.MatchingPrecedence},
+		"pv-controller-manager-leader-election": {bootstrap.SuggestedFlowSchemaSystemLeaderElection.Spec.PriorityLevelConfiguration.Name,
+			bootstrap.SuggestedFlowSchemaSystemLeaderElection.Spec.MatchingPrecedence},
+	} {
+		fs, ok := schemas[name]
+		if !ok {
+			t.Errorf("FlowSchema %s not found in deploy/rbac", name)
+			continue
+		}
+		if fs.Spec.PriorityLevelConfiguration.Name != upstream.level || fs.Spec.MatchingPrecedence != upstream.precedence {
+			t.Errorf("FlowSchema %s: priority level %s, precedence %d; want upstream's %s, %d", name,
+				fs.Spec.PriorityLevelConfiguration.Name, fs.Spec.MatchingPrecedence, upstream.level, upstream.precedence)
+		}
+	}
+	// The leader-election schema covers every verb the Lease client uses.
+	if fs, ok := schemas["pv-controller-manager-leader-election"]; ok {
+		rules := fs.Spec.Rules[0].ResourceRules
+		if len(rules) != 1 || !slices.Equal(rules[0].Verbs, []string{"get", "create", "update"}) || !slices.Equal(rules[0].Resources, []string{"leases"}) {
+			t.Errorf("leader-election rules %+v, want get/create/update on leases", rules)
+		}
 	}
 }
 

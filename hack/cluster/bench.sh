@@ -47,6 +47,21 @@ binder_pid() {
     pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1
   fi
 }
+# scrape_control_plane FILE: KCM's queue and client-latency metrics (prefixed kcm_; its /metrics is
+# open on kwokctl's clusters) and the apiserver's priority-and-fairness waits, for benchreport's
+# "the control plane during the run" (#27: KCM's other controllers beside each arm).
+scrape_control_plane() {
+  local kcm port pki="${KWOK_WORKDIR}/clusters/bench/pki" server
+  kcm="$(pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1)"
+  port="$(tr '\0' '\n' <"/proc/${kcm}/cmdline" | sed -n 's/^--secure-port=//p' | tail -1)"
+  server="$(awk '/server:/ {print $2; exit}' "${REPO_ROOT}/_output/local/bench/kubeconfig")"
+  {
+    curl -sk "https://127.0.0.1:${port}/metrics" |
+      grep -E '^(workqueue_(queue|work)_duration_seconds_(sum|count)|rest_client_request_duration_seconds_(sum|count))' | sed 's/^/kcm_/'
+    curl -sk --cert "${pki}/admin.crt" --key "${pki}/admin.key" "${server}/metrics" |
+      grep -E '^apiserver_flowcontrol_request_wait_duration_seconds_(sum|count)'
+  } >"$1" || true
+}
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 summary="${OUT}/summary.txt"
@@ -100,11 +115,13 @@ for qps in ${QPS_LIST}; do
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
       result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
+      scrape_control_plane "${result%.json}.cp-before.prom"
       verified=false
       "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --nodes "${BENCH_NODES:-20}" --count "${count}" \
         --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
       grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
       cpu_after="$(cpu_seconds "${pid}")"
+      scrape_control_plane "${result%.json}.cp-after.prom"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
       writes="n/a" conflicts="n/a"
@@ -126,8 +143,8 @@ JSON
 done
 rm -f "${OUT}/.last-run"
 (cd hack/tools/benchreport && GOWORK=off go run . "${OUT}")
-# Results committed under docs/ keep their raw JSON as raw.tar.gz, which benchreport reads too.
+# Results committed under docs/ keep their raw JSON and scrapes as raw.tar.gz, which benchreport reads too.
 if [[ "${OUT}" == "${REPO_ROOT}/docs/"* ]] && compgen -G "${OUT}/*.json" >/dev/null; then
-  (cd "${OUT}" && tar -czf raw.tar.gz --sort=name --owner=0 --group=0 --mtime=@0 ./*.json && rm -f ./*.json)
+  (cd "${OUT}" && tar -czf raw.tar.gz --sort=name --owner=0 --group=0 --mtime=@0 ./*.json $(compgen -G './*.prom') && rm -f ./*.json ./*.prom)
 fi
 echo "results in ${OUT} (report.md, cdf-*.png, raw.tar.gz)"

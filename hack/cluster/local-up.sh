@@ -17,6 +17,11 @@
 #   SECURE_PORT    our --secure-port (default 10267)
 #   SKIP_BUILD     1: use bin/pv-controller-manager as it is
 #   KUBE_VERSION   the carried release (default: the default line; its binaries and tools, hack/lib.sh)
+#   BINDER_IDENTITY  binder (default): ours runs as the user system:pv-controller-manager, with deploy/rbac
+#                  applied (its RBAC and FlowSchemas) and a client certificate signed by the cluster's
+#                  CA, as docs/install.md tells operators; admin: as kwokctl's admin (system:masters,
+#                  exempt from API priority and fairness), as it ran before 2026-12-02.
+#                  KCM runs as kwokctl's admin in both (kwokctl gives it no identity of its own).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -42,7 +47,7 @@ if [[ "${SHADOW:-0}" == "1" ]]; then
   shadow_args=(--shadow)
 fi
 
-"${REPO_ROOT}/hack/cluster/build-tools.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl >/dev/null
+"${REPO_ROOT}/hack/cluster/build-tools.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl kubectl >/dev/null
 [[ "${SKIP_BUILD:-0}" == "1" ]] || make -C "${REPO_ROOT}" --no-print-directory build >/dev/null
 
 kwokctl="${TOOLS_BIN}/kwokctl"
@@ -83,13 +88,54 @@ fi
 cluster_kubeconfig="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/kubeconfig.yaml"
 cp "${cluster_kubeconfig}" "${out}/kubeconfig"
 
+# mint_binder_identity KUBECONFIG: deploy/rbac applied, and a kubeconfig for system:pv-controller-manager
+# with a client certificate from the cluster's CA (what pv-controller-manager-identity.sh does on kubeadm).
+mint_binder_identity() {
+  local kubeconfig="$1" pki="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki" server
+  "${TOOLS_BIN}/kubectl" --kubeconfig "${cluster_kubeconfig}" apply -f "${REPO_ROOT}/deploy/rbac" >/dev/null
+  if [[ ! -f "${out}/binder.crt" ]] || ! openssl verify -CAfile "${pki}/ca.crt" "${out}/binder.crt" >/dev/null 2>&1; then
+    openssl req -new -newkey rsa:2048 -nodes -keyout "${out}/binder.key" -subj "/CN=system:pv-controller-manager" \
+      -out "${out}/binder.csr" 2>/dev/null
+    openssl x509 -req -in "${out}/binder.csr" -CA "${pki}/ca.crt" -CAkey "${pki}/ca.key" -CAcreateserial \
+      -CAserial "${out}/ca.srl" -days 30 -out "${out}/binder.crt" 2>/dev/null
+  fi
+  server="$(awk '/server:/ {print $2; exit}' "${cluster_kubeconfig}")"
+  cat >"${kubeconfig}" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: ${CLUSTER_NAME}
+  cluster:
+    server: ${server}
+    certificate-authority: ${pki}/ca.crt
+users:
+- name: system:pv-controller-manager
+  user:
+    client-certificate: ${out}/binder.crt
+    client-key: ${out}/binder.key
+contexts:
+- name: pv-controller-manager
+  context:
+    cluster: ${CLUSTER_NAME}
+    user: system:pv-controller-manager
+current-context: pv-controller-manager
+KUBECONFIG
+}
+
 "${REPO_ROOT}/hack/cluster/local-down.sh" --binder-only
+# Whatever the identity, the binder's kubeconfig is this file (make e2e starts a standby with it).
+binder_kubeconfig="${out}/pv-controller-manager.kubeconfig"
+case "${BINDER_IDENTITY:-binder}" in
+binder) mint_binder_identity "${binder_kubeconfig}" ;;
+admin) cp "${cluster_kubeconfig}" "${binder_kubeconfig}" ;;
+*) echo "local-up.sh: BINDER_IDENTITY must be binder or admin, got ${BINDER_IDENTITY}" >&2; exit 2 ;;
+esac
 if [[ "${ARM}" == "ours" || "${SHADOW:-0}" == "1" ]]; then
   # shellcheck disable=SC2086
   env ${PVCM_ENV:-} nohup "${BIN_DIR}/pv-controller-manager" \
-    --kubeconfig="${cluster_kubeconfig}" \
-    --authentication-kubeconfig="${cluster_kubeconfig}" \
-    --authorization-kubeconfig="${cluster_kubeconfig}" \
+    --kubeconfig="${binder_kubeconfig}" \
+    --authentication-kubeconfig="${binder_kubeconfig}" \
+    --authorization-kubeconfig="${binder_kubeconfig}" \
     --secure-port="${SECURE_PORT}" \
     --kube-api-qps="${KUBE_API_QPS}" --kube-api-burst="${KUBE_API_BURST}" \
     --pvclaimbinder-sync-period="${SYNC_PERIOD}" \

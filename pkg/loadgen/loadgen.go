@@ -257,7 +257,11 @@ func (t *bindTracker) observe(claim *v1.PersistentVolumeClaim, at time.Time) {
 }
 
 func (t *bindTracker) watch(ctx context.Context, client clientset.Interface, namespace, prefix string) error {
-	return watchClaims(ctx, client, namespace, "loadgen="+prefix, func(claim *v1.PersistentVolumeClaim, at time.Time) {
+	// A scenario's setup claims (churn) are not the run's: their binds are not measured.
+	return watchClaims(ctx, client, namespace, "loadgen="+prefix+","+phaseLabel+"!="+phaseSetup, func(claim *v1.PersistentVolumeClaim, at time.Time) {
+		if claim.Labels[phaseLabel] == phaseSetup {
+			return // the selector says so too; fake clientsets do not filter watches by it
+		}
 		t.observe(claim, at)
 	})
 }

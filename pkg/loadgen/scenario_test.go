@@ -26,7 +26,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", s.Name(), got, err)
 		}
 	}
-	want := []string{"claimref", "matched", "prebound", "provisioning", "pvc-first", "wffc"}
+	want := []string{"churn", "claimref", "matched", "prebound", "provisioning", "pvc-first", "wffc"}
 	if !slices.Equal(defaults, want) {
 		t.Errorf("default bench scenarios %v, want %v", defaults, want)
 	}

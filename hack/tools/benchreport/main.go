@@ -173,6 +173,10 @@ func main() {
 		if stages := wffcStages(runs); stages != "" {
 			md.WriteString(stages)
 		}
+		md.WriteString(churnStages(runs))
+		for _, r := range runs {
+			md.WriteString(controlPlane(in, r))
+		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
 			log.Fatal(err)
@@ -235,6 +239,23 @@ func wffcStages(runs []run) string {
 			stage("pod created -> PV reserved by the scheduler", toReserved),
 			stage("-> claim Bound by the binder", toBound),
 			stage("-> pod scheduled", toScheduled))
+	}
+	return b.String()
+}
+
+// churnStages: per arm, how long deletions took to finish (KCM's protection controllers) and how
+// the run's time splits between the delete-and-recreate loop and the binds after it.
+func churnStages(runs []run) string {
+	var b strings.Builder
+	for _, arm := range []string{"upstream", "ours"} {
+		r := find(runs, arm)
+		if r == nil || len(r.result.ClaimDeleteToGone) == 0 {
+			continue
+		}
+		c, v := result.Result{Samples: r.result.ClaimDeleteToGone}, result.Result{Samples: r.result.VolumeDeleteToGone}
+		fmt.Fprintf(&b, "\n%s: claim delete -> gone p50 %s, max %s; old volume delete -> gone p50 %s, max %s; delete-and-recreate loop %s, then all bound +%s (total %s).\n",
+			arm, secs(pct(c, 0.5)), secs(pct(c, 1)), secs(pct(v, 0.5)), secs(pct(v, 1)),
+			secs(r.result.ChurnLoop), secs(max(r.result.TimeToAllBound-r.result.ChurnLoop, 0)), secs(r.result.TimeToAllBound))
 	}
 	return b.String()
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// rawArchive is where a committed run keeps its raw JSON: docs/results holds reports and plots,
+// rawArchive is where a committed run keeps its raw JSON (and control-plane scrapes, .prom): docs/results holds reports and plots,
 // and a few hundred kilobytes of gzip instead of megabytes of JSON regenerate them.
 const rawArchive = "raw.tar.gz"
 
@@ -44,7 +44,7 @@ func rawDir(dir string) (string, error) {
 			return "", fmt.Errorf("%s: %w", f.Name(), err)
 		}
 		name := filepath.Base(h.Name)
-		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(name, ".json") {
+		if h.Typeflag != tar.TypeReg || !(strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".prom")) {
 			continue
 		}
 		w, err := os.Create(filepath.Join(out, name))

@@ -32,6 +32,14 @@ type Result struct {
 	PodScheduled []Sample `json:"podScheduled,omitempty"`
 	// VolumeReserved (wffc): pod create call to the scheduler's write of the PV's claimRef.
 	VolumeReserved []Sample `json:"volumeReserved,omitempty"`
+	// ClaimDeleteToGone (churn): an old claim's delete call to its DELETED event (KCM's
+	// pvc-protection controller removed its finalizer), sorted.
+	ClaimDeleteToGone []Sample `json:"claimDeleteToGone,omitempty"`
+	// VolumeDeleteToGone (churn): an old, Released volume's delete call to its DELETED event
+	// (KCM's pv-protection controller removed its finalizer), sorted.
+	VolumeDeleteToGone []Sample `json:"volumeDeleteToGone,omitempty"`
+	// ChurnLoop (churn): from the start of the clock to the last claim created again.
+	ChurnLoop time.Duration `json:"churnLoopNs,omitempty"`
 }
 
 // Percentile returns the p-th percentile (0 < p <= 100) of the bound claims' latencies.
@@ -57,6 +65,13 @@ func (r *Result) Summary() string {
 		return r.bindSummary() + fmt.Sprintf("\n%s: %d/%d pods scheduled; pod->scheduled p50 %s p90 %s p99 %s max %s",
 			r.Scenario, len(p), r.Count, Percentile(p, 50).Round(time.Millisecond), Percentile(p, 90).Round(time.Millisecond),
 			Percentile(p, 99).Round(time.Millisecond), Percentile(p, 100).Round(time.Millisecond))
+	}
+	if len(r.ClaimDeleteToGone) > 0 {
+		c, v := r.ClaimDeleteToGone, r.VolumeDeleteToGone
+		return r.bindSummary() + fmt.Sprintf("\n%s: delete-and-recreate loop %s; claim delete->gone p50 %s max %s (%d); volume delete->gone p50 %s max %s (%d)",
+			r.Scenario, r.ChurnLoop.Round(time.Millisecond),
+			Percentile(c, 50).Round(time.Millisecond), Percentile(c, 100).Round(time.Millisecond), len(c),
+			Percentile(v, 50).Round(time.Millisecond), Percentile(v, 100).Round(time.Millisecond), len(v))
 	}
 	return r.bindSummary()
 }
