@@ -211,6 +211,7 @@ e2e: $(RELEASE_GEN) ## ginkgo e2e suite on the local cluster (sync period 5m, so
 		E2E_PVC_WHY=$(BIN_DIR)/kubectl-pvc_why \
 		E2E_PVCM_BINARY=$(BIN_DIR)/pv-controller-manager E2E_PVCM_PIDFILE=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/pv-controller-manager.pid \
 		E2E_PVCM_KUBECONFIG=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/pv-controller-manager.kubeconfig \
+		E2E_BINDER_IDENTITY=$${BINDER_IDENTITY:-binder} \
 		$(TOOLS_BIN)/ginkgo -v --timeout=40m $(E2E_FLAGS) .
 
 .PHONY: e2e-shadow

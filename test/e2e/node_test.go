@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -257,6 +258,8 @@ func create(ctx context.Context, obj runtime.Object) error {
 		_, err = client.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 	case *rbacv1.RoleBinding:
 		_, err = client.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *flowcontrolv1.FlowSchema:
+		_, err = client.FlowcontrolV1().FlowSchemas().Create(ctx, o, metav1.CreateOptions{})
 	default:
 		err = fmt.Errorf("applyManifests: unsupported kind %T", obj)
 	}
