@@ -46,16 +46,30 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	class, key := storagehelpers.GetPersistentVolumeClaimClass(claim), claimToClaimKey(claim)
 	ctrl.waitingClaims.add(class, key)
 	l, _ := ctx.Value(claimSyncLockKey{}).(*claimSyncLock)
+	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
 	if l == nil || !l.matcher {
 		volume, err := ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
-		if volume != nil {
-			ctrl.waitingClaims.remove(class, key)
+		if err != nil || volume == nil {
+			return volume, err
 		}
-		return volume, err
+		if coming, err := ctrl.volumes.betterFitComing(claim, volume, nil, vacEnabled); err != nil {
+			return nil, err
+		} else if coming {
+			return nil, errSmallerFitComing
+		}
+		ctrl.waitingClaims.remove(class, key)
+		return volume, nil
 	}
-	volume, err := ctrl.volumes.findByClaim(claim, delayBinding, ctrl.syncLocks.chosenForOthers(claim.UID))
+	excluded := ctrl.syncLocks.chosenForOthers(claim.UID)
+	volume, err := ctrl.volumes.findByClaim(claim, delayBinding, excluded)
 	if err != nil || volume == nil {
 		return volume, err
+	}
+	// Still waiting: the better volume wakes the claim when it turns Available.
+	if coming, err := ctrl.volumes.betterFitComing(claim, volume, excluded, vacEnabled); err != nil {
+		return nil, err
+	} else if coming {
+		return nil, errSmallerFitComing
 	}
 	ctrl.waitingClaims.remove(class, key)
 	l.volumeChosen(volume.Name, claim.UID, func() { ctrl.enqueueClaimsIfVolumeStillFree(ctx, volume.Name) })
@@ -74,7 +88,6 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	}
 	// Changed while the lock was awaited (e.g. its phase written): bind the
 	// new copy if it still fits, so the bind's write is not a sure conflict.
-	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
 	if fits, err := storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{current}, nil, nil, delayBinding, vacEnabled); err != nil || fits == nil {
 		return nil, fmt.Errorf("volume %q chosen for claim %q changed and no longer fits; the claim will be matched again", volume.Name, claimToClaimKey(claim))
 	}

@@ -363,6 +363,10 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 
 		// [Unit test set 1]
 		volume, err := ctrl.matchClaim(ctx, claim, delayBinding)
+		if errors.Is(err, errSmallerFitComing) {
+			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, waiting for a better volume to turn Available", "PVC", klog.KObj(claim))
+			return nil
+		}
 		if err != nil {
 			logger.V(2).Info("Synchronizing unbound PersistentVolumeClaim, Error finding PV for claim", "PVC", klog.KObj(claim), "err", err)
 			return fmt.Errorf("error finding PV for claim %q: %w", claimToClaimKey(claim), err)
