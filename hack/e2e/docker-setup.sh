@@ -31,8 +31,25 @@ down() {
   stop_pidfile "${DOCKER_DIR}/containerd.pid" 200
 }
 
-# log_tail FILE: the end of a daemon's log without gRPC's reconnect chatter, which hides the cause.
-log_tail() { grep -v 'module=grpc' "$1" | tail -40 >&2 || true; }
+# start_daemon NAME SECONDS READY-COMMAND... : starts NAME (its arguments in the array daemon_args)
+# in the background, logging to DOCKER_DIR/NAME.log, and waits until READY-COMMAND succeeds; gives up
+# after SECONDS or when NAME exits, printing the log's end without gRPC's reconnect chatter (it
+# hides the cause).
+start_daemon() {
+  local name="$1" seconds="$2" t0=${SECONDS}
+  shift 2
+  nohup "${name}" "${daemon_args[@]}" >"${DOCKER_DIR}/${name}.log" 2>&1 &
+  echo $! >"${DOCKER_DIR}/${name}.pid"
+  until "$@" >/dev/null 2>&1; do
+    if ! kill -0 "$(cat "${DOCKER_DIR}/${name}.pid")" 2>/dev/null || ((SECONDS - t0 > seconds)); then
+      echo "docker-setup.sh: ${name} did not answer within ${seconds} s (or exited); see ${DOCKER_DIR}/${name}.log" >&2
+      grep -v 'module=grpc' "${DOCKER_DIR}/${name}.log" | tail -40 >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+  echo "docker-setup.sh: ${name} up in $((SECONDS - t0)) s (log ${DOCKER_DIR}/${name}.log)"
+}
 
 # start_containerd: Debian's containerd (docker.io's dependency) for dockerd alone; CRI off, as in
 # dockerd's managed one. Idempotent.
@@ -51,18 +68,8 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 [ttrpc]
   address = "${CONTAINERD_SOCKET}.ttrpc"
 TOML
-  nohup containerd --config "${DOCKER_DIR}/containerd.toml" >"${DOCKER_DIR}/containerd.log" 2>&1 &
-  echo $! >"${DOCKER_DIR}/containerd.pid"
-  local t0=${SECONDS}
-  until ctr -a "${CONTAINERD_SOCKET}" version >/dev/null 2>&1; do
-    if ! kill -0 "$(cat "${DOCKER_DIR}/containerd.pid")" 2>/dev/null || ((SECONDS - t0 > 120)); then
-      echo "docker-setup.sh: containerd for dockerd did not answer within 120 s; see ${DOCKER_DIR}/containerd.log" >&2
-      log_tail "${DOCKER_DIR}/containerd.log"
-      return 1
-    fi
-    sleep 0.2
-  done
-  echo "docker-setup.sh: containerd for dockerd up in $((SECONDS - t0)) s (log ${DOCKER_DIR}/containerd.log)"
+  daemon_args=(--config "${DOCKER_DIR}/containerd.toml")
+  start_daemon containerd 120 ctr -a "${CONTAINERD_SOCKET}" version
 }
 
 up() {
@@ -93,18 +100,8 @@ up() {
   fi
   start_containerd
   args+=(--containerd "${CONTAINERD_SOCKET}")
-  nohup dockerd "${args[@]}" >"${DOCKER_DIR}/dockerd.log" 2>&1 &
-  echo $! >"${DOCKER_DIR}/dockerd.pid"
-  local t0=${SECONDS}
-  until docker info >/dev/null 2>&1; do
-    if ! kill -0 "$(cat "${DOCKER_DIR}/dockerd.pid")" 2>/dev/null || ((SECONDS - t0 > 90)); then
-      echo "docker-setup.sh: dockerd did not answer within 90 s (or exited); see ${DOCKER_DIR}/dockerd.log" >&2
-      log_tail "${DOCKER_DIR}/dockerd.log"
-      return 1
-    fi
-    sleep 0.2
-  done
-  echo "docker-setup.sh: dockerd $(docker info --format '{{.ServerVersion}}') up in $((SECONDS - t0)) s (log ${DOCKER_DIR}/dockerd.log)"
+  daemon_args=("${args[@]}")
+  start_daemon dockerd 90 docker info
 }
 
 case "${1:-up}" in

@@ -110,33 +110,30 @@ func controlPlane(in string, r run) string {
 	if len(queues) > 0 {
 		fmt.Fprintf(&b, "KCM's queues: %s. ", strings.Join(queues, "; "))
 	}
-	sums := delta(sumBy(before, "kcm_rest_client_request_duration_seconds_sum", nil, "verb"), sumBy(after, "kcm_rest_client_request_duration_seconds_sum", nil, "verb"))
-	counts := delta(sumBy(before, "kcm_rest_client_request_duration_seconds_count", nil, "verb"), sumBy(after, "kcm_rest_client_request_duration_seconds_count", nil, "verb"))
-	var verbs []string
-	for _, v := range sortedKeys(counts) {
-		if counts[v] > 0 {
-			verbs = append(verbs, fmt.Sprintf("%s %.0f × %s", v, counts[v], ms(sums[v]/counts[v])))
-		}
-	}
-	if len(verbs) > 0 {
+	if verbs := meansBy(before, after, "kcm_rest_client_request_duration_seconds", "verb"); len(verbs) > 0 {
 		fmt.Fprintf(&b, "KCM's requests (all its controllers, mean latency seen by KCM): %s. ", strings.Join(verbs, ", "))
 	}
-	const apf = "apiserver_flowcontrol_request_wait_duration_seconds"
-	waitSums := delta(sumBy(before, apf+"_sum", nil, "flow_schema"), sumBy(after, apf+"_sum", nil, "flow_schema"))
-	waitCounts := delta(sumBy(before, apf+"_count", nil, "flow_schema"), sumBy(after, apf+"_count", nil, "flow_schema"))
-	var flows []string
-	for _, fs := range sortedKeys(waitCounts) {
-		if waitCounts[fs] > 0 {
-			flows = append(flows, fmt.Sprintf("%s %.0f × %s", fs, waitCounts[fs], ms(waitSums[fs]/waitCounts[fs])))
-		}
-	}
-	if len(flows) > 0 {
+	if flows := meansBy(before, after, "apiserver_flowcontrol_request_wait_duration_seconds", "flow_schema"); len(flows) > 0 {
 		fmt.Fprintf(&b, "Apiserver priority and fairness, requests and mean wait by FlowSchema: %s.", strings.Join(flows, ", "))
 	}
 	if b.Len() == 0 {
 		return ""
 	}
 	return fmt.Sprintf("\n%s, the control plane during the run: %s\n", r.arm, strings.TrimSpace(b.String()))
+}
+
+// meansBy returns "<key> <count> × <mean>" for each value of label key that histogram grew by
+// between the scrapes, sorted.
+func meansBy(before, after []promSample, histogram, key string) []string {
+	sums := delta(sumBy(before, histogram+"_sum", nil, key), sumBy(after, histogram+"_sum", nil, key))
+	counts := delta(sumBy(before, histogram+"_count", nil, key), sumBy(after, histogram+"_count", nil, key))
+	var out []string
+	for _, k := range sortedKeys(counts) {
+		if counts[k] > 0 {
+			out = append(out, fmt.Sprintf("%s %.0f × %s", k, counts[k], ms(sums[k]/counts[k])))
+		}
+	}
+	return out
 }
 
 func sortedKeys(m map[string]float64) []string {
