@@ -10,6 +10,9 @@
 #   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
 #   CONCURRENCY (50), SCENARIOS (default: the default set of `bin/pv-load --list`, which names every
 #   scenario, its count variable and sync period; wffc uses BENCH_NODES (20) kwok nodes), SYNC_PERIOD (15s; a scenario may set its own: pvc-first 60s),
+#   ARMS may also name variants of ours, ours+NAME: ours with the environment assignments in
+#   VARIANT_NAME, e.g. ARMS="upstream ours ours+admin" VARIANT_admin="BINDER_IDENTITY=admin", or
+#   VARIANT_c4="PVCM_ARGS=--pvclaimbinder-concurrent-syncs=4" (one word per assignment),
 #   PVCM_ARGS (extra flags for ours), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/results/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
@@ -43,7 +46,7 @@ trap 'echo "interrupted: tearing the cluster down" >&2; exit 130' INT TERM
 
 # binder_pid ARM: the process that runs the binder in this arm.
 binder_pid() {
-  if [[ "$1" == "ours" ]]; then cat "${REPO_ROOT}/_output/local/bench/pv-controller-manager.pid"; else
+  if [[ "$1" == ours* ]]; then cat "${REPO_ROOT}/_output/local/bench/pv-controller-manager.pid"; else
     pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1
   fi
 }
@@ -66,9 +69,15 @@ cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc
 
 summary="${OUT}/summary.txt"
 start_cluster() { # start_cluster ARM QPS SYNC
+  local variant=() name
+  if [[ "$1" == ours+* ]]; then
+    name="VARIANT_${1#ours+}"
+    [[ -n "${!name:-}" ]] || { echo "bench.sh: arm $1 needs ${name} (environment assignments)" >&2; exit 2; }
+    read -r -a variant <<<"${!name}"
+  fi
   CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null
-  CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" NODES="${BENCH_NODES:-20}" ARM="$1" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
-    hack/cluster/local-up.sh >/dev/null
+  env CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" NODES="${BENCH_NODES:-20}" ARM="${1%%+*}" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
+    "${variant[@]}" hack/cluster/local-up.sh >/dev/null
 }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-)" >>"${summary}"
 if [[ "${CEILING:-1}" == "1" ]]; then
@@ -135,7 +144,7 @@ for qps in ${QPS_LIST}; do
       cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
 {"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
- "binderFlags": "$([[ "${arm}" == ours ]] && echo "${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}")", "verified": ${verified}}
+ "binderFlags": "$([[ "${arm}" == ours* ]] && { name="VARIANT_${arm#ours+}"; echo "${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}$([[ "${arm}" == ours+* ]] && echo " ${!name}")"; })", "verified": ${verified}}
 JSON
       echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done

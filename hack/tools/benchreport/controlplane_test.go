@@ -42,3 +42,22 @@ apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_sc
 		t.Error("a run without scrapes reports something")
 	}
 }
+
+// Variants of ours (bench.sh's ARMS="ours+NAME") are runs of their own arm.
+func TestRunFileArms(t *testing.T) {
+	for name, want := range map[string]string{
+		"churn-n1000-qps1000-upstream.json":   "upstream",
+		"churn-n1000-qps1000-ours.json":       "ours",
+		"churn-n1000-qps1000-ours+admin.json": "ours+admin",
+		"churn-n1000-qps1000-ours.meta.json":  "",
+		"churn-n1000-qps1000-theirs.json":     "",
+	} {
+		got := ""
+		if m := runFile.FindStringSubmatch(name); m != nil {
+			got = m[2]
+		}
+		if got != want {
+			t.Errorf("%s: arm %q, want %q (\"\": not a run)", name, got, want)
+		}
+	}
+}

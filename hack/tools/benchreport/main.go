@@ -58,7 +58,8 @@ type run struct {
 	hasMeta bool // runs before the meta files existed show n/a
 }
 
-var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-(upstream|ours)\.json$`)
+// Arms: upstream, ours, and variants of ours (ours+NAME, hack/cluster/bench.sh's ARMS).
+var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-(upstream|ours(?:\+[A-Za-z0-9_]+)?)\.json$`)
 
 func main() {
 	if len(os.Args) != 2 {
@@ -122,7 +123,15 @@ func main() {
 	}
 	for _, key := range keys {
 		runs := groups[key]
-		slices.SortFunc(runs, func(a, b run) int { return strings.Compare(b.arm, a.arm) }) // upstream first
+		slices.SortFunc(runs, func(a, b run) int { // upstream first, then ours and its variants by name
+			if (a.arm == "upstream") != (b.arm == "upstream") {
+				if a.arm == "upstream" {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.arm, b.arm)
+		})
 		first := runs[0]
 		title := first.result.Scenario
 		if first.result.Order != "" {
@@ -145,8 +154,8 @@ func main() {
 				conflicts = fmt.Sprint(*r.meta.Conflicts)
 			}
 			arm := r.arm
-			if arm == "ours" {
-				arm = "**ours**"
+			if strings.HasPrefix(arm, "ours") {
+				arm = "**" + arm + "**"
 			}
 			verified, cpu, rss := "yes", "n/a", "n/a"
 			if !r.hasMeta {
@@ -247,9 +256,9 @@ func wffcStages(runs []run) string {
 // the run's time splits between the delete-and-recreate loop and the binds after it.
 func churnStages(runs []run) string {
 	var b strings.Builder
-	for _, arm := range []string{"upstream", "ours"} {
-		r := find(runs, arm)
-		if r == nil || len(r.result.ClaimDeleteToGone) == 0 {
+	for i := range runs {
+		r, arm := &runs[i], runs[i].arm
+		if len(r.result.ClaimDeleteToGone) == 0 {
 			continue
 		}
 		c, v := result.Result{Samples: r.result.ClaimDeleteToGone}, result.Result{Samples: r.result.VolumeDeleteToGone}
