@@ -93,11 +93,13 @@ fi
 # (COUNT, PVC_FIRST_COUNT or PREBOUND_COUNTS) and sync period.
 declare -A counts_var=() sync_of=()
 default_scenarios=()
-while IFS=$'\t' read -r name counts sync default _; do
+# Tabs are whitespace to read, so an empty field (the sync period "") would shift the rest: split on
+# a separator that is not.
+while IFS='|' read -r name counts sync default _; do
   counts_var["${name}"]="${counts}"
   sync_of["${name}"]="${sync}"
   [[ "${default}" == true ]] && default_scenarios+=("${name}")
-done < <("${BIN_DIR}/pv-load" --list)
+done < <("${BIN_DIR}/pv-load" --list | tr '\t' '|')
 SCENARIOS="${SCENARIOS:-${default_scenarios[*]}}"
 for qps in ${QPS_LIST}; do
   runs=()
