@@ -301,6 +301,7 @@ func (ctrl *PersistentVolumeController) updateClaim(ctx context.Context, claim *
 	// Store the new claim version in the cache and do not process it if this is
 	// an old version.
 	logger := klog.FromContext(ctx)
+	ctrl.forgetReplacedClaim(ctx, claim)
 	new, err := ctrl.storeClaimUpdate(logger, claim)
 	if err != nil {
 		logger.Error(err, "Error storing claim update")
