@@ -143,10 +143,16 @@ for qps in ${QPS_LIST}; do
       cpu="$(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}')"
       rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
       json_num() { [[ "$1" == "n/a" ]] && echo null || echo "$1"; }
+      binder_flags=""
+      if [[ "${arm}" == ours* ]]; then
+        binder_flags="${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}"
+        variant="VARIANT_${arm#ours+}"
+        [[ "${arm}" == ours+* ]] && binder_flags+=" ${!variant}"
+      fi
       cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
 {"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
- "binderFlags": "$([[ "${arm}" == ours* ]] && { name="VARIANT_${arm#ours+}"; echo "${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}$([[ "${arm}" == ours+* ]] && echo " ${!name}")"; })", "verified": ${verified}}
+ "binderFlags": "${binder_flags}", "verified": ${verified}}
 JSON
       echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
