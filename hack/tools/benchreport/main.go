@@ -117,7 +117,8 @@ func main() {
 		fmt.Fprintf(&md, "Apiserver write ceiling, measured in the same session with no binder running (`write-ceiling.json`): "+
 			"**%.0f writes/s** (creates and the 4 writes of a bind, %d clients). The floor is the time the apiserver needs, at that rate, "+
 			"for the writes between the start of the clock and the last bind: 4 per bind plus the creates in that span "+
-			"(prebound, claimref: N PVs and N claims; pvc-first: the N PVs; matched: the N claims, the PVs exist before), "+
+			"(prebound, claimref: N PVs and N claims; pvc-first: the N PVs; matched: the N claims, the PVs exist before; "+
+			"churn: 7 more per claim, its delete, the fresh PV, the new claim, the old PV's Released write and delete, and KCM's two finalizer removals), "+
 			"or 4 writes per bind at the binder's client QPS if that takes longer. \"all bound\" is compared with it.\n\n",
 			ceil.WritesPerSecond, ceil.Concurrency)
 	}
