@@ -10,9 +10,10 @@
 #   prebound: each of PREBOUND_COUNTS, "COUNT 10000"),
 #   CONCURRENCY (50), SCENARIOS (default: the default set of `bin/pv-load --list`, which names every
 #   scenario, its count variable and sync period; wffc uses BENCH_NODES (20) kwok nodes), SYNC_PERIOD (15s; a scenario may set its own: pvc-first 60s),
-#   ARMS may also name variants of ours, ours+NAME: ours with the environment assignments in
-#   VARIANT_NAME, e.g. ARMS="upstream ours ours+admin" VARIANT_admin="BINDER_IDENTITY=admin", or
-#   VARIANT_c4="PVCM_ARGS=--pvclaimbinder-concurrent-syncs=4" (one word per assignment),
+#   ARMS may also name variants, ours+NAME or upstream+NAME: the arm with the environment assignments
+#   in VARIANT_NAME, e.g. ARMS="upstream ours ours+admin" VARIANT_admin="BINDER_IDENTITY=admin", or
+#   VARIANT_c4="PVCM_ARGS=--pvclaimbinder-concurrent-syncs=4", or (both arms) VARIANT_nounused=
+#   "KCM_ARGS=feature-gates=PersistentVolumeClaimUnusedSinceTime=false" (one word per assignment),
 #   PVCM_ARGS (extra flags for ours), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/results/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
@@ -60,7 +61,7 @@ scrape_control_plane() {
   server="$(awk '/server:/ {print $2; exit}' "${REPO_ROOT}/_output/local/bench/kubeconfig")"
   {
     curl -sk "https://127.0.0.1:${port}/metrics" |
-      grep -E '^(workqueue_(queue|work)_duration_seconds_(sum|count)|rest_client_request_duration_seconds_(sum|count))' | sed 's/^/kcm_/'
+      grep -E '^(workqueue_(queue|work)_duration_seconds_(sum|count)|workqueue_(adds|retries)_total|rest_client_request_duration_seconds_(sum|count)|rest_client_requests_total)' | sed 's/^/kcm_/'
     curl -sk --cert "${pki}/admin.crt" --key "${pki}/admin.key" "${server}/metrics" |
       grep -E '^apiserver_flowcontrol_request_wait_duration_seconds_(sum|count)'
   } >"$1" || true
@@ -70,8 +71,8 @@ cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc
 summary="${OUT}/summary.txt"
 start_cluster() { # start_cluster ARM QPS SYNC
   local variant=() name
-  if [[ "$1" == ours+* ]]; then
-    name="VARIANT_${1#ours+}"
+  if [[ "$1" == *+* ]]; then
+    name="VARIANT_${1#*+}"
     [[ -n "${!name:-}" ]] || { echo "bench.sh: arm $1 needs ${name} (environment assignments)" >&2; exit 2; }
     read -r -a variant <<<"${!name}"
   fi
@@ -144,10 +145,10 @@ for qps in ${QPS_LIST}; do
       rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
       json_num() { [[ "$1" == "n/a" ]] && echo null || echo "$1"; }
       binder_flags=""
-      if [[ "${arm}" == ours* ]]; then
-        binder_flags="${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}"
-        variant="VARIANT_${arm#ours+}"
-        [[ "${arm}" == ours+* ]] && binder_flags+=" ${!variant}"
+      [[ "${arm}" == ours* ]] && binder_flags="${PVCM_ENV:+${PVCM_ENV} }${PVCM_ARGS:-}"
+      if [[ "${arm}" == *+* ]]; then
+        variant="VARIANT_${arm#*+}"
+        binder_flags+="${binder_flags:+ }${!variant}"
       fi
       cat >"${OUT}/${scenario}-n${count}-qps${qps}-${arm}.meta.json" <<JSON
 {"arm": "${arm}", "scenario": "${scenario}", "qps": "${qps}", "syncPeriod": "${sync}", "count": ${count},

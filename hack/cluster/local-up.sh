@@ -12,6 +12,8 @@
 #   NODES          number of kwok nodes (default 3)
 #   AUDIT          1: write an apiserver audit log of PV/PVC writes (for the benchmark)
 #   PVCM_ARGS      extra flags for pv-controller-manager
+#   KCM_ARGS       extra flags for kube-controller-manager, as NAME=VALUE words without dashes
+#                  (e.g. "feature-gates=PersistentVolumeClaimUnusedSinceTime=false"); part of its settings
 #   SHADOW         1 (with ARM=upstream): pv-controller-manager runs too, with --shadow, beside KCM's binder
 #   PVCM_ENV       extra environment for pv-controller-manager only (e.g. GOGC=200)
 #   SECURE_PORT    our --secure-port (default 10267)
@@ -57,6 +59,9 @@ kcm_args=(--extra-args "kube-controller-manager=kube-api-qps=${KUBE_API_QPS}"
 if [[ "${ARM}" == "ours" ]]; then
   kcm_args+=(--extra-args "kube-controller-manager=controllers=*,-persistentvolume-binder-controller")
 fi
+for arg in ${KCM_ARGS:-}; do
+  kcm_args+=(--extra-args "kube-controller-manager=${arg}")
+done
 audit_args=()
 if [[ "${AUDIT:-0}" == "1" ]]; then
   cat >"${out}/audit-policy.yaml" <<'YAML'
@@ -75,7 +80,7 @@ YAML
 fi
 
 # KCM's flags are fixed when the cluster is created: recreate it when they would differ.
-settings="release=${KUBE_VERSION} arm=${ARM} qps=${KUBE_API_QPS}/${KUBE_API_BURST} sync=${SYNC_PERIOD} audit=${AUDIT:-0}"
+settings="release=${KUBE_VERSION} arm=${ARM} qps=${KUBE_API_QPS}/${KUBE_API_BURST} sync=${SYNC_PERIOD} audit=${AUDIT:-0} kcm=${KCM_ARGS:-}"
 if "${kwokctl}" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}" &&
   [[ "$(cat "${out}/settings" 2>/dev/null)" != "${settings}" ]]; then
   "${REPO_ROOT}/hack/cluster/local-down.sh" >/dev/null

@@ -43,14 +43,15 @@ apiserver_flowcontrol_request_wait_duration_seconds_count{execute="true",flow_sc
 	}
 }
 
-// Variants of ours (bench.sh's ARMS="ours+NAME") are runs of their own arm.
+// Variants (bench.sh's ARMS="ours+NAME" or "upstream+NAME") are runs of their own arm.
 func TestRunFileArms(t *testing.T) {
 	for name, want := range map[string]string{
-		"churn-n1000-qps1000-upstream.json":   "upstream",
-		"churn-n1000-qps1000-ours.json":       "ours",
-		"churn-n1000-qps1000-ours+admin.json": "ours+admin",
-		"churn-n1000-qps1000-ours.meta.json":  "",
-		"churn-n1000-qps1000-theirs.json":     "",
+		"churn-n1000-qps1000-upstream.json":      "upstream",
+		"churn-n1000-qps1000-ours.json":          "ours",
+		"churn-n1000-qps1000-ours+admin.json":    "ours+admin",
+		"churn-n1000-qps1000-upstream+gate.json": "upstream+gate",
+		"churn-n1000-qps1000-ours.meta.json":     "",
+		"churn-n1000-qps1000-theirs.json":        "",
 	} {
 		got := ""
 		if m := runFile.FindStringSubmatch(name); m != nil {
@@ -58,6 +59,14 @@ func TestRunFileArms(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: arm %q, want %q (\"\": not a run)", name, got, want)
+		}
+	}
+}
+
+func TestUpstreamVariantsSortWithUpstream(t *testing.T) {
+	for arm, want := range map[string]bool{"upstream": true, "upstream+gate": true, "ours": false, "ours+admin": false, "upstreamish": false} {
+		if got := isUpstream(arm); got != want {
+			t.Errorf("isUpstream(%q) = %v, want %v", arm, got, want)
 		}
 	}
 }

@@ -59,7 +59,7 @@ type run struct {
 }
 
 // Arms: upstream, ours, and variants of ours (ours+NAME, hack/cluster/bench.sh's ARMS).
-var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-(upstream|ours(?:\+[A-Za-z0-9_]+)?)\.json$`)
+var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-((?:upstream|ours)(?:\+[A-Za-z0-9_]+)?)\.json$`)
 
 func main() {
 	if len(os.Args) != 2 {
@@ -124,9 +124,9 @@ func main() {
 	}
 	for _, key := range keys {
 		runs := groups[key]
-		slices.SortFunc(runs, func(a, b run) int { // upstream first, then ours and its variants by name
-			if (a.arm == "upstream") != (b.arm == "upstream") {
-				if a.arm == "upstream" {
+		slices.SortFunc(runs, func(a, b run) int { // upstream and its variants first, then ours and its variants, by name
+			if isUpstream(a.arm) != isUpstream(b.arm) {
+				if isUpstream(a.arm) {
 					return -1
 				}
 				return 1
@@ -199,6 +199,12 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("benchreport: wrote %s\n", filepath.Join(dir, "report.md"))
+}
+
+// isUpstream says whether an arm runs KCM's own binder: upstream, or a variant of it (upstream+NAME).
+func isUpstream(arm string) bool {
+	base, _, _ := strings.Cut(arm, "+")
+	return base == "upstream"
 }
 
 // floorOf is the shortest time to all bound that the apiserver's write ceiling allows for the run's
