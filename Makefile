@@ -228,6 +228,10 @@ e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its
 bench-shadow: $(RELEASE_GEN) build ## Shadow mode beside KCM's binder at COUNT (1000) claims per scenario: agreement and lead; _output/bench-shadow/report.md
 	hack/cluster/bench-shadow.sh
 
+.PHONY: bench-scale
+bench-scale: $(RELEASE_GEN) build ## A binder on a large settled cluster, both arms on one population (RESIDENT=10000, FRESH, IDLE=5m): sync time, fresh binds, idle CPU, memory; _output/bench-scale/
+	hack/cluster/bench-scale.sh
+
 .PHONY: e2e-slow
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)
 	$(MAKE) e2e E2E_FLAGS="--label-filter='!node'"
