@@ -147,7 +147,7 @@ func Run(ctx context.Context, c *config.Config) error {
 		}
 	}
 	if !c.Generic.LeaderElection.LeaderElect {
-		runBinderOnce(ctx)
+		state.runUnelected(ctx, runBinderOnce)
 		return nil
 	}
 
@@ -199,8 +199,25 @@ func runWithTimeout(ctx context.Context, timeout time.Duration, fn func(context.
 
 // binderState is what /readyz reports on.
 type binderState struct {
+	// leading: this process binds (it holds the Lease, or runs without leader election).
 	leading atomic.Bool
 	synced  atomic.Bool
+}
+
+// runUnelected runs the binder without leader election: this process binds, so /readyz waits for
+// its caches as it does for a leader's (before, it reported ready before they had synced).
+func (s *binderState) runUnelected(ctx context.Context, run func(context.Context)) {
+	s.leading.Store(true)
+	defer s.leading.Store(false)
+	run(ctx)
+}
+
+// cachesSynced is the readiness check "binder-caches".
+func (s *binderState) cachesSynced() error {
+	if s.leading.Load() && !s.synced.Load() {
+		return errors.New("leading, but the binder's informer caches have not synced yet")
+	}
+	return nil
 }
 
 // newHandler builds the secure-port handler: /healthz and /livez (process alive, Lease renewed when
@@ -212,12 +229,7 @@ func newHandler(ctx context.Context, c *config.Config, state *binderState, guard
 	healthz.InstallLivezHandler(mux, liveChecks...)
 	readyChecks := append([]healthz.HealthChecker{
 		healthz.NewShutdownHealthz(ctx.Done()),
-		healthz.NamedCheck("binder-caches", func(*http.Request) error {
-			if state.leading.Load() && !state.synced.Load() {
-				return errors.New("leading, but the binder's informer caches have not synced yet")
-			}
-			return nil
-		}),
+		healthz.NamedCheck("binder-caches", func(*http.Request) error { return state.cachesSynced() }),
 		// Not ready while KCM's own binder runs and our writes are held (pkg/upstreamguard).
 		healthz.NamedCheck("upstream-binder", guard.Check),
 	}, liveChecks...)
