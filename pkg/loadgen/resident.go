@@ -30,6 +30,7 @@ func (resident) Name() string { return ScenarioResident }
 func (resident) Help() string {
 	return "N pairs written Bound on both sides without a binder, and N/10 free Available PVs: a settled cluster (make bench-scale)"
 }
+
 // Bench: not in make bench's set; make bench-scale (hack/cluster/bench-scale.sh) runs it.
 func (resident) Bench() Bench { return Bench{Counts: "COUNT"} }
 
@@ -42,7 +43,9 @@ func (resident) Shape(c *Config, i int, claim *v1.PersistentVolumeClaim, _ *v1.P
 // its status.
 func (resident) WritesAfterStart(n int) int { return 4*n + 2*residentFree(n) }
 
-func (resident) CheckBind(c *Config, claim *v1.PersistentVolumeClaim) string { return ownVolume(c, claim) }
+func (resident) CheckBind(c *Config, claim *v1.PersistentVolumeClaim) string {
+	return ownVolume(c, claim)
+}
 
 func residentFree(n int) int { return n / 10 }
 
