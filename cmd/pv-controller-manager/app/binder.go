@@ -23,7 +23,6 @@ import (
 	"github.com/fastpv/pv-controller-manager/pkg/shadow"
 	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
-	"github.com/fastpv/pv-controller-manager/pkg/writepacer"
 )
 
 // runBinder builds the informers and the controller as KCM's newPersistentVolumeBinderController
@@ -56,16 +55,6 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	// The binder's writes are held while KCM runs its own binder; its reads (informers) are not.
 	// In shadow mode they are dry runs instead, observed by the tracker (JSON, so it can read them).
 	binderConfig := restclient.CopyConfig(c.Kubeconfig)
-	if c.WritePacing.Adaptive {
-		// Innermost, so that writes the guard holds take no slot.
-		pacer, err := writepacer.New(writepacer.Config{Max: c.WritePacing.MaxWritesInFlight, Tolerance: c.WritePacing.LatencyTolerance})
-		if err != nil {
-			return err
-		}
-		writepacer.RegisterMetrics()
-		binderConfig.Wrap(pacer.WrapTransport)
-		logger.Info("Adaptive write pacing", "maxWritesInFlight", c.WritePacing.MaxWritesInFlight, "latencyTolerance", c.WritePacing.LatencyTolerance)
-	}
 	var tracker *shadow.Tracker
 	if c.Shadow.Enabled {
 		tracker = newShadowTracker(logger, c, informerFactory)

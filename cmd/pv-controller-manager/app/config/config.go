@@ -27,8 +27,6 @@ type Config struct {
 	UpstreamBinderGuard UpstreamBinderGuard
 	// Shadow: run beside KCM's binder with every write a dry run, and compare (pkg/shadow).
 	Shadow Shadow
-	// WritePacing: the binder's writes in flight bounded by the apiserver's latency (pkg/writepacer).
-	WritePacing WritePacing
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo
@@ -57,14 +55,6 @@ type Binder struct {
 	ConcurrentSyncs int
 	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
 	ReservedVolumeGracePeriod time.Duration
-}
-
-// WritePacing configures pkg/writepacer (options.WritePacingOptions binds its flags).
-type WritePacing struct {
-	// Adaptive bounds the binder's writes in flight by the apiserver's latency.
-	Adaptive          bool
-	MaxWritesInFlight int
-	LatencyTolerance  float64
 }
 
 // Shadow configures shadow mode (options.ShadowOptions binds its flags).

@@ -86,8 +86,6 @@ type PVControllerManagerOptions struct {
 	UpstreamBinderGuard *UpstreamBinderGuardOptions
 	// Shadow is new here: run beside KCM's binder, dry-run every write, compare (shadow.go).
 	Shadow *ShadowOptions
-	// WritePacing is new here: the binder's writes in flight bounded by the apiserver's latency (writepacing.go).
-	WritePacing *WritePacingOptions
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
@@ -122,7 +120,6 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		Binder:                    NewBinderOptions(),
 		UpstreamBinderGuard:       NewUpstreamBinderGuardOptions(),
 		Shadow:                    NewShadowOptions(),
-		WritePacing:               NewWritePacingOptions(),
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -150,7 +147,6 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	binderFlags := fss.FlagSet(BinderControllerName)
 	s.PersistentVolumeBinderController.AddFlags(binderFlags)
 	s.Binder.AddFlags(binderFlags)
-	s.WritePacing.AddFlags(binderFlags)
 	s.UpstreamBinderGuard.AddFlags(fss.FlagSet("upstream binder guard"))
 	s.Shadow.AddFlags(fss.FlagSet("shadow"))
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
@@ -196,7 +192,6 @@ func (s *PVControllerManagerOptions) Validate() error {
 	errs = append(errs, s.validateBinder()...)
 	errs = append(errs, s.UpstreamBinderGuard.Validate()...)
 	errs = append(errs, s.Shadow.Validate()...)
-	errs = append(errs, s.WritePacing.Validate()...)
 	errs = append(errs, s.SecureServing.Validate()...)
 	errs = append(errs, s.Authentication.Validate()...)
 	errs = append(errs, s.Authorization.Validate()...)
@@ -301,9 +296,6 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 		return err
 	}
 	if err := s.UpstreamBinderGuard.ApplyTo(&c.UpstreamBinderGuard); err != nil {
-		return err
-	}
-	if err := s.WritePacing.ApplyTo(&c.WritePacing); err != nil {
 		return err
 	}
 	if err := s.Shadow.ApplyTo(&c.Shadow); err != nil {

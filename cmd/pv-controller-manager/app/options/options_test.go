@@ -115,7 +115,6 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--pvclaimbinder-full-resync-period=30m",
 		"--pvclaimbinder-concurrent-syncs=4",
 		"--pvclaimbinder-reserved-volume-grace-period=3s",
-		"--pvclaimbinder-adaptive-writes", "--pvclaimbinder-max-writes-in-flight=24", "--pvclaimbinder-write-latency-tolerance=3",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -155,9 +154,6 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"full resync", s.Binder.FullResyncPeriod, 30 * time.Minute},
 		{"workers", s.Binder.ConcurrentSyncs, 4},
 		{"reserved volume grace", s.Binder.ReservedVolumeGracePeriod, 3 * time.Second},
-		{"adaptive writes", s.WritePacing.Adaptive, true},
-		{"max writes in flight", s.WritePacing.MaxWritesInFlight, 24},
-		{"write latency tolerance", s.WritePacing.LatencyTolerance, 3.0},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -206,9 +202,6 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "bad guard selector", argv: []string{"--upstream-binder-pod-selector=a in b"}, wantErr: []string{"--upstream-binder-pod-selector"}},
 		{name: "empty guard namespace", argv: []string{"--upstream-binder-pod-namespace="}, wantErr: []string{"--upstream-binder-pod-namespace must not be empty"}},
 		{name: "shadow", argv: []string{"--shadow", "--shadow-window=10m"}},
-		{name: "adaptive writes", argv: []string{"--pvclaimbinder-adaptive-writes", "--pvclaimbinder-max-writes-in-flight=8"}},
-		{name: "no write slot", argv: []string{"--pvclaimbinder-max-writes-in-flight=0"}, wantErr: []string{"--pvclaimbinder-max-writes-in-flight must be at least 1"}},
-		{name: "tolerance below 1", argv: []string{"--pvclaimbinder-write-latency-tolerance=0.5"}, wantErr: []string{"--pvclaimbinder-write-latency-tolerance must be at least 1"}},
 		{name: "zero shadow window", argv: []string{"--shadow", "--shadow-window=0"}, wantErr: []string{"--shadow-window must be positive"}},
 		{name: "zero guard period", argv: []string{"--upstream-binder-check-period=0"}, wantErr: []string{"--upstream-binder-check-period must be positive"}},
 		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},
