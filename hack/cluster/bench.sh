@@ -155,7 +155,7 @@ for qps in ${QPS_LIST}; do
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
  "binderFlags": "${binder_flags}", "verified": ${verified}}
 JSON
-      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream ]] && echo ' (whole KCM)')" | tee -a "${summary}"
+      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream* ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
   done
 done

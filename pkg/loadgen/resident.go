@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // ScenarioResident: N PV/PVC pairs written as a binder leaves them, Bound on both sides, without a
@@ -18,9 +19,6 @@ const ScenarioResident = "resident"
 
 // ResidentFreeClass is the storage class of the resident free PVs: no claim of the loader asks for it.
 const ResidentFreeClass = "resident-free"
-
-// annBindCompleted is the binder's annotation on a claim whose bind is complete (storagehelpers).
-const annBindCompleted = "pv.kubernetes.io/bind-completed"
 
 func init() { Register(resident{}) }
 
@@ -36,7 +34,7 @@ func (resident) Bench() Bench { return Bench{Counts: "COUNT"} }
 
 func (resident) Shape(c *Config, i int, claim *v1.PersistentVolumeClaim, _ *v1.PersistentVolume) {
 	claim.Spec.VolumeName = c.name(i)
-	metav1.SetMetaDataAnnotation(&claim.ObjectMeta, annBindCompleted, "yes")
+	metav1.SetMetaDataAnnotation(&claim.ObjectMeta, storagehelpers.AnnBindCompleted, "yes")
 }
 
 // WritesAfterStart: per pair the two creates and the two status writes; per free PV its create and

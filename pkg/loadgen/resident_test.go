@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // The resident population looks as a binder leaves it: both sides Bound and naming each other, the
@@ -29,7 +30,7 @@ func TestResidentWritesSettledPairsAndFreeVolumes(t *testing.T) {
 	}
 	claims, _ := client.CoreV1().PersistentVolumeClaims("ns").List(ctx, metav1.ListOptions{})
 	for _, c := range claims.Items {
-		if c.Status.Phase != v1.ClaimBound || c.Annotations[annBindCompleted] != "yes" ||
+		if c.Status.Phase != v1.ClaimBound || c.Annotations[storagehelpers.AnnBindCompleted] != "yes" ||
 			!c.Status.Capacity.Storage().Equal(*c.Spec.Resources.Requests.Storage()) || len(c.Status.AccessModes) != 1 {
 			t.Errorf("claim %s is not as a binder leaves it: %+v, annotations %v", c.Name, c.Status, c.Annotations)
 		}

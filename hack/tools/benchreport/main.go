@@ -58,7 +58,7 @@ type run struct {
 	hasMeta bool // runs before the meta files existed show n/a
 }
 
-// Arms: upstream, ours, and variants of ours (ours+NAME, hack/cluster/bench.sh's ARMS).
+// Arms: upstream, ours, and variants of either (ours+NAME, upstream+NAME: hack/cluster/bench.sh's ARMS).
 var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-((?:upstream|ours)(?:\+[A-Za-z0-9_]+)?)\.json$`)
 
 func main() {
