@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -60,6 +61,21 @@ func TestTortureArm(t *testing.T) {
 		b, _ := json.Marshal(res)
 		fmt.Fprintf(out, "%s%s\n", resultPrefix, b)
 		out.Flush()
+	}
+}
+
+// seedWallLimit bounds the wall time of one seed in both arms (a seed takes well under a second).
+const seedWallLimit = 2 * time.Minute
+
+// waitWithin waits for wg at most d and tells whether it was done.
+func waitWithin(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 
@@ -157,10 +173,18 @@ func TestTorture(t *testing.T) {
 		seed := first + uint64(i)
 		var o, u result
 		var oErr, uErr error
+		var oursDone, upDone atomic.Bool
 		var wg sync.WaitGroup
-		wg.Go(func() { o, oErr = ours.run(seed) })
-		wg.Go(func() { u, uErr = up.run(seed) })
-		wg.Wait()
+		wg.Go(func() { o, oErr = ours.run(seed); oursDone.Store(true) })
+		wg.Go(func() { u, uErr = up.run(seed); upDone.Store(true) })
+		if !waitWithin(&wg, seedWallLimit) {
+			// A run in virtual time that never blocks (a busy loop) never ends and grows without
+			// bound (seed 1796233121677576072 reached 23 GiB): report it instead.
+			ours.cmd.Process.Kill()
+			up.cmd.Process.Kill()
+			t.Fatalf("seed %d: not finished after %s of wall time (ours done: %v, upstream done: %v): a busy loop in virtual time\n  replay: %s",
+				seed, seedWallLimit, oursDone.Load(), upDone.Load(), replayCommand(seed))
+		}
 		if oErr != nil || uErr != nil {
 			t.Fatalf("seed %d: ours: %v; upstream: %v", seed, oErr, uErr)
 		}
@@ -235,7 +259,9 @@ var regressions = []struct {
 	{1151, "patch 0015: a Lost claim bound again to a smaller re-created volume"},
 	{1694, "patch 0016: a Bound claim whose re-created volume names another claim"},
 	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4"},
-	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit"},
+	{1796232412453794510, "patch 0021 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim"},
+	{1796230759831335717, "patch 0022: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)"},
+	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0021 (first draft): a RWO claim bound to the RWOP volume offered to it"},
 }
 
 func TestTortureRegressions(t *testing.T) {

@@ -936,6 +936,7 @@ func runMultisyncTests(t *testing.T, ctx context.Context, tests []controllerTest
 						break
 					}
 				}
+				syncOfferedClaim(t, ctrl, volume)
 				// Process generated changes
 				continue
 			}

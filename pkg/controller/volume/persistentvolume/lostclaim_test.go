@@ -23,6 +23,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/component-helpers/storage/volume"
 )
 
 // A claim that lost its volume (deleted) must not be bound to a new volume
@@ -91,6 +92,23 @@ func TestStaleClaimDoesNotBindItsReleasedVolume(t *testing.T) {
 	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{released}, nil)
 	_ = ctrl.claims.Add(stale.DeepCopy())
 	_ = ctrl.syncClaim(ctx, stale.DeepCopy())
+	if phase := reactor.Volumes()[0].Status.Phase; phase != v1.VolumeReleased {
+		t.Errorf("the volume is %s, want it left Released", phase)
+	}
+}
+
+// The volume's own sync, with the same stale claim in the cache (Bound to the
+// volume, its UID the volume's claimRef), must leave the volume Released too.
+// Found by the model torture (seed 1796230759831335717, bug 12): the volume
+// sync wrote Bound on a Released volume, the claim's bind having been refused.
+func TestStaleClaimDoesNotMarkItsReleasedVolumeBound(t *testing.T) {
+	released := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeReleased, v1.PersistentVolumeReclaimRetain, classEmpty)
+	stale := newClaim("claim", "uid-claim", "1Gi", "volume", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)
+	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{released}, nil)
+	_ = ctrl.claims.Add(stale.DeepCopy())
+	if err := ctrl.syncVolume(ctx, released.DeepCopy()); err != nil {
+		t.Errorf("syncVolume: %v", err)
+	}
 	if phase := reactor.Volumes()[0].Status.Phase; phase != v1.VolumeReleased {
 		t.Errorf("the volume is %s, want it left Released", phase)
 	}

@@ -47,31 +47,49 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	ctrl.waitingClaims.add(class, key)
 	l, _ := ctx.Value(claimSyncLockKey{}).(*claimSyncLock)
 	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
+	// A new volume offered to this claim (offers.go) is a candidate although
+	// not Available yet; volumes offered to other claims are not coming. Not
+	// for a sync that locked one volume instead of the matcher (the claim is
+	// reserved by it): binding another volume would run without its lock.
+	var offered *v1.PersistentVolume
+	if l == nil || l.matcher {
+		offered = ctrl.offeredVolume(claim)
+	}
 	if l == nil || !l.matcher {
 		volume, err := ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
-		if err != nil || volume == nil {
+		if err != nil {
+			return nil, err
+		}
+		if volume, err = ctrl.volumes.preferOffered(claim, volume, offered, nil, delayBinding); err != nil || volume == nil {
 			return volume, err
 		}
-		if coming, err := ctrl.volumes.betterFitComing(claim, volume, nil, vacEnabled); err != nil {
+		if coming, err := ctrl.volumes.betterFitComing(claim, volume, ctrl.volumeOffers.offeredToOthers(key, nil), vacEnabled); err != nil {
 			return nil, err
 		} else if coming {
+			ctrl.heldBackClaims.add(class, key)
 			return nil, errSmallerFitComing
 		}
 		ctrl.waitingClaims.remove(class, key)
+		ctrl.heldBackClaims.remove(class, key)
 		return volume, nil
 	}
 	excluded := ctrl.syncLocks.chosenForOthers(claim.UID)
 	volume, err := ctrl.volumes.findByClaim(claim, delayBinding, excluded)
-	if err != nil || volume == nil {
+	if err != nil {
+		return nil, err
+	}
+	if volume, err = ctrl.volumes.preferOffered(claim, volume, offered, excluded, delayBinding); err != nil || volume == nil {
 		return volume, err
 	}
 	// Still waiting: the better volume wakes the claim when it turns Available.
-	if coming, err := ctrl.volumes.betterFitComing(claim, volume, excluded, vacEnabled); err != nil {
+	if coming, err := ctrl.volumes.betterFitComing(claim, volume, ctrl.volumeOffers.offeredToOthers(key, excluded), vacEnabled); err != nil {
 		return nil, err
 	} else if coming {
+		ctrl.heldBackClaims.add(class, key)
 		return nil, errSmallerFitComing
 	}
 	ctrl.waitingClaims.remove(class, key)
+	ctrl.heldBackClaims.remove(class, key)
 	l.volumeChosen(volume.Name, claim.UID, func() { ctrl.enqueueClaimsIfVolumeStillFree(ctx, volume.Name) })
 	klog.FromContext(ctx).V(5).Info("Volume chosen for claim, matcher released", "PVC", klog.KObj(claim), "volumeName", volume.Name)
 
@@ -88,7 +106,12 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	}
 	// Changed while the lock was awaited (e.g. its phase written): bind the
 	// new copy if it still fits, so the bind's write is not a sure conflict.
-	if fits, err := storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{current}, nil, nil, delayBinding, vacEnabled); err != nil || fits == nil {
+	// The volume offered to this claim is matched as if Available.
+	candidate := current
+	if offered != nil && offered.Name == current.Name && isNewUnclaimedVolume(current) {
+		candidate = asAvailable(current)
+	}
+	if fits, err := storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{candidate}, nil, nil, delayBinding, vacEnabled); err != nil || fits == nil {
 		return nil, fmt.Errorf("volume %q chosen for claim %q changed and no longer fits; the claim will be matched again", volume.Name, claimToClaimKey(claim))
 	}
 	return current, nil

@@ -200,6 +200,11 @@ type PersistentVolumeController struct {
 	syncLocks *syncLocks
 	// waitingClaims: the claims whose latest match found no volume.
 	waitingClaims waitingClaims
+	// volumeOffers: new volumes left Pending for a waiting claim to bind.
+	volumeOffers volumeOffers
+	// heldBackClaims: waiting claims whose match held back for a better
+	// volume about to turn Available (errSmallerFitComing).
+	heldBackClaims waitingClaims
 	// claimRefsInDoubt: claims whose volume's claimRef write got no answer.
 	claimRefsInDoubt claimRefsInDoubt
 
@@ -269,6 +274,7 @@ func (ctrl *PersistentVolumeController) syncClaim(ctx context.Context, claim *v1
 		return err
 	}
 	claim = newClaim
+	defer ctrl.endOffer(ctx, claimToClaimKey(claim))
 
 	if !metav1.HasAnnotation(claim.ObjectMeta, storagehelpers.AnnBindCompleted) {
 		return ctrl.syncUnboundClaim(ctx, claim)
@@ -612,6 +618,10 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 			// a write and delay that bind.
 			return nil
 		}
+		if ctrl.offerNewVolume(ctx, volume) {
+			// A waiting claim fits this new volume and binds it from Pending.
+			return nil
+		}
 		if _, err := ctrl.updateVolumePhase(ctx, volume, v1.VolumeAvailable, ""); err != nil {
 			// Nothing was saved; we will fall back into the same
 			// condition in the next call to this method
@@ -763,6 +773,11 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 		} else if claim.Spec.VolumeName == volume.Name {
 			// Volume is bound to a claim properly, update status if necessary
 			logger.V(4).Info("Synchronizing PersistentVolume, all is bound", "volumeName", volume.Name)
+			if err := refuseReleasedVolume(volume, claim); err != nil {
+				// Only a stale copy of the deleted claim can still name it.
+				logger.V(4).Info("Synchronizing PersistentVolume, leaving it Released", "volumeName", volume.Name, "err", err)
+				return nil
+			}
 			if _, err = ctrl.updateVolumePhase(ctx, volume, v1.VolumeBound, ""); err != nil {
 				// Nothing was saved; we will fall back into the same
 				// condition in the next call to this method

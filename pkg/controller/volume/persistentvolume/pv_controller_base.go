@@ -283,6 +283,7 @@ func (ctrl *PersistentVolumeController) deleteVolume(ctx context.Context, volume
 	// the following calls will be a no-op if there is nothing for this volume in the cache
 	// end of timestamp cache entry lifecycle, "RecordMetric" will do the clean
 	metrics.RecordMetric(volume.Name, &ctrl.operationTimestamps, nil)
+	ctrl.offeredVolumeDeleted(volume.Name)
 
 	if volume.Spec.ClaimRef == nil {
 		return
@@ -332,8 +333,10 @@ func (ctrl *PersistentVolumeController) deleteClaim(ctx context.Context, claim *
 		logger.Error(err, "Claim deletion encountered", "PVC", klog.KObj(claim))
 	}
 	claimKey := claimToClaimKey(claim)
+	ctrl.endOffer(ctx, claimKey)
 	ctrl.missingVolumeEvents.forget(claim)
 	ctrl.waitingClaims.remove(storagehelpers.GetPersistentVolumeClaimClass(claim), claimKey)
+	ctrl.heldBackClaims.remove(storagehelpers.GetPersistentVolumeClaimClass(claim), claimKey)
 	ctrl.claimRefsInDoubt.forget(claim.UID)
 	logger.V(4).Info("Claim deleted", "PVC", klog.KObj(claim))
 	// clean any possible unfinished provision start timestamp from cache
