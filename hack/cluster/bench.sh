@@ -40,6 +40,7 @@ mkdir -p "${OUT}" && OUT="$(cd "${OUT}" && pwd)" # benchreport runs elsewhere
 export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
 make --no-print-directory build >/dev/null
 go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+(cd hack/tools/benchreport && GOWORK=off go build -o "${BIN_DIR}/benchreport" .)
 
 cleanup() { CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -62,8 +63,9 @@ scrape_control_plane() {
   {
     curl -sk "https://127.0.0.1:${port}/metrics" |
       grep -E '^(workqueue_(queue|work)_duration_seconds_(sum|count)|workqueue_(adds|retries)_total|rest_client_request_duration_seconds_(sum|count)|rest_client_requests_total)' | sed 's/^/kcm_/'
+    # apiserver_request_total of PVs and claims: writes by every client, as a user without an audit log counts them (#23).
     curl -sk --cert "${pki}/admin.crt" --key "${pki}/admin.key" "${server}/metrics" |
-      grep -E '^apiserver_flowcontrol_request_wait_duration_seconds_(sum|count)'
+      grep -E '^apiserver_flowcontrol_request_wait_duration_seconds_(sum|count)|^apiserver_request_total\{.*resource="persistentvolume(claim)?s"'
   } >"$1" || true
 }
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
@@ -140,6 +142,8 @@ for qps in ${QPS_LIST}; do
       if [[ -f "${audit}" ]]; then
         writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
         conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
+        # Every client's writes to PVs and claims (KCM's pvc-protection among them), for the report.
+        "${BIN_DIR}/benchreport" count-writes "${audit}" >"${result%.json}.writes.json"
       fi
       cpu="$(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}')"
       rss_mib="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"

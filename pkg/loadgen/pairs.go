@@ -11,7 +11,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 )
 
-// Orders in which the pair scenarios (prebound, claimref) create each pair; each order is a
+// Orders in which the pair scenarios (prebound, claimref, matched-pair) create each pair; each order is a
 // scenario of its own name (prebound, prebound-claim-first, prebound-together, ...).
 const (
 	OrderPVFirst    = "pv-first"    // the PV, then its claim (the default)
@@ -25,11 +25,13 @@ var pairOrders = []string{OrderPVFirst, OrderClaimFirst, OrderTogether}
 // how a pair is tied.
 type pairs struct {
 	base
-	kind  string // ScenarioPrebound or ScenarioClaimRef
+	kind  string // ScenarioPrebound, ScenarioClaimRef or ScenarioMatchedPair
 	order string
 	help  string
 	bench Bench
 	shape func(c *Config, i int, claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume)
+	// anyVolume: the pair is not tied (matched-pair): a claim may get any volume, one to one.
+	anyVolume bool
 }
 
 // registerPairs registers kind in every order; the other orders run COUNT pairs and are not in make
@@ -88,7 +90,12 @@ func (p pairs) Create(ctx context.Context, env *Env) (time.Time, error) {
 // WritesAfterStart: the N PVs and N claims, and 4 writes per bind.
 func (pairs) WritesAfterStart(n int) int { return 2*n + 4*n }
 
-func (pairs) CheckBind(c *Config, claim *v1.PersistentVolumeClaim) string { return ownVolume(c, claim) }
+func (p pairs) CheckBind(c *Config, claim *v1.PersistentVolumeClaim) string {
+	if p.anyVolume {
+		return "" // Verify checks one to one
+	}
+	return ownVolume(c, claim)
+}
 
 // createPair creates the i-th PV and claim in order. A claim's latency counts from its own create
 // call, or, when both are sent at once, from the first of the two.

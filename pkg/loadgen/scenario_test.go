@@ -31,7 +31,8 @@ func TestRegistry(t *testing.T) {
 	if !slices.Equal(defaults, want) {
 		t.Errorf("default bench scenarios %v, want %v", defaults, want)
 	}
-	for _, name := range []string{"prebound-claim-first", "prebound-together", "claimref-claim-first", "claimref-together"} {
+	for _, name := range []string{"prebound-claim-first", "prebound-together", "claimref-claim-first", "claimref-together",
+		"matched-pair", "matched-pair-claim-first", "matched-pair-together"} {
 		if _, err := Lookup(name); err != nil {
 			t.Error(err)
 		}

@@ -113,6 +113,9 @@ func controlPlane(in string, r run) string {
 	if verbs := meansBy(before, after, "kcm_rest_client_request_duration_seconds", "verb"); len(verbs) > 0 {
 		fmt.Fprintf(&b, "KCM's requests (all its controllers, mean latency seen by KCM): %s. ", strings.Join(verbs, ", "))
 	}
+	if writes := apiserverWrites(before, after, r.result.Count); writes != "" {
+		fmt.Fprintf(&b, "Apiserver's own count of writes to PVs and claims (apiserver_request_total, every client; the workload's creates and deletes left out), per bind: %s. ", writes)
+	}
 	if flows := meansBy(before, after, "apiserver_flowcontrol_request_wait_duration_seconds", "flow_schema"); len(flows) > 0 {
 		fmt.Fprintf(&b, "Apiserver priority and fairness, requests and mean wait by FlowSchema: %s.", strings.Join(flows, ", "))
 	}
@@ -146,3 +149,46 @@ func sortedKeys(m map[string]float64) []string {
 }
 
 func ms(seconds float64) string { return fmt.Sprintf("%.1f ms", seconds*1000) }
+
+// apiserverWrites is "pv/status PUT 1.00, ..." from apiserver_request_total between the scrapes:
+// updates and patches of PVs and claims by resource and subresource, per bind, the way a user
+// without an audit log counts them (#23). Creates and deletes are the workload's in every scenario
+// but churn's, and left out.
+func apiserverWrites(before, after []promSample, binds int) string {
+	key := func(s promSample) string {
+		r := shortResource(s.labels["resource"], s.labels["subresource"])
+		return r + " " + s.labels["verb"]
+	}
+	sum := func(samples []promSample) map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range samples {
+			if s.name != "apiserver_request_total" || s.labels["dry_run"] != "" {
+				continue
+			}
+			if res := s.labels["resource"]; res != "persistentvolumes" && res != "persistentvolumeclaims" {
+				continue
+			}
+			if v := s.labels["verb"]; v != "PUT" && v != "PATCH" && v != "APPLY" {
+				continue
+			}
+			out[key(s)] += s.value
+		}
+		return out
+	}
+	d := delta(sum(before), sum(after))
+	if binds == 0 {
+		return ""
+	}
+	var parts []string
+	total := 0.0
+	for _, k := range sortedKeys(d) {
+		if d[k] > 0 {
+			total += d[k]
+			parts = append(parts, fmt.Sprintf("%s %.2f", k, d[k]/float64(binds)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**%.2f** (%s)", total/float64(binds), strings.Join(parts, ", "))
+}

@@ -3,6 +3,7 @@
 // and one PNG per scenario with the claim->Bound latency CDF of each arm.
 //
 //	go run . DIR
+//	go run . count-writes AUDIT_LOG   (writes to PVs and claims by client, JSON: RUN.writes.json)
 //
 // DIR holds, per run, SCENARIO-qpsQPS-ARM.json (pv-load's result) and SCENARIO-qpsQPS-ARM.meta.json
 // (hack/cluster/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
@@ -62,8 +63,19 @@ type run struct {
 var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-((?:upstream|ours)(?:\+[A-Za-z0-9_]+)?)\.json$`)
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "count-writes" {
+		// hack/cluster/bench.sh, after each run: the audit log's writes by client, as JSON.
+		counts, err := countAuditWrites(os.Args[2])
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(counts); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
-		log.Fatal("usage: benchreport DIR")
+		log.Fatal("usage: benchreport DIR | benchreport count-writes AUDIT_LOG")
 	}
 	dir := os.Args[1]
 	// The raw JSON of a committed run is kept compressed (raw.tar.gz, hack/cluster/bench.sh).
@@ -186,6 +198,7 @@ func main() {
 		md.WriteString(churnStages(runs))
 		for _, r := range runs {
 			md.WriteString(controlPlane(in, r))
+			md.WriteString(writesByClient(in, r))
 		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
