@@ -11,8 +11,14 @@
 #   - FRESH pre-bound pairs created at the start: start -> all of them bound;
 #   - the binder's writes to the settled population (audit log, its user agent, resident-* objects);
 #   - then IDLE with nothing to do: CPU seconds per minute, RSS (now and peak), Go heap in use,
-#     claim and volume syncs per minute (workqueue adds).
-# Environment: RESIDENT (10000), FRESH (100), IDLE (5m), ARMS ("upstream ours"), QPS (1000, both
+#     claim and volume syncs per minute (workqueue adds);
+#   - failover (FAILOVER=1): two replicas of the arm with leader election on a Lease of their own
+#     (upstream: binder-only KCMs on kube-system/pv-binder-kcm), the leader once synced, the standby
+#     waiting for the Lease; the leader is stopped (crash: SIGKILL, the Lease runs out; stop: SIGTERM,
+#     as a rolling upgrade does) and FAILOVER_PAIRS pre-bound pairs are created at that moment:
+#     stop -> the standby holds the Lease -> its caches synced -> those pairs all bound; and the new
+#     leader's writes to the settled population.
+# Environment: RESIDENT (10000), FRESH (100), IDLE (5m), FAILOVER (1), FAILOVER_PAIRS (10), ARMS ("upstream ours"), QPS (1000, both
 #   binders' client QPS and burst), SYNC_PERIOD (15s), CONCURRENCY (100, the loader's clients),
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
 set -euo pipefail
@@ -31,13 +37,16 @@ export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
 export CLUSTER_NAME=bench-scale SECURE_PORT="${BENCH_SECURE_PORT:-10279}"
 idle_seconds="$(awk -v d="${IDLE}" 'BEGIN{n=d+0; if (d ~ /m$/) n*=60; else if (d ~ /h$/) n*=3600; print n}')"
 upstream_port=10280
+FAILOVER="${FAILOVER:-1}"
+FAILOVER_PAIRS="${FAILOVER_PAIRS:-10}"
 kwok_dir="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}"
 local_dir="${REPO_ROOT}/_output/local/${CLUSTER_NAME}"
 summary="${OUT}/summary.txt"
 upstream_pid="" ours_pid=""
 
+replica_pids=()
 cleanup() {
-  for p in ${upstream_pid} ${ours_pid}; do kill "${p}" 2>/dev/null || true; done
+  for p in ${upstream_pid} ${ours_pid} "${replica_pids[@]}"; do kill "${p}" 2>/dev/null || true; done
   hack/cluster/local-down.sh >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -72,28 +81,42 @@ metrics() {
 adds() { awk '/^workqueue_adds_total\{name="(claims|volumes)"\}/ {s += $2} END {print s + 0}' "$1"; }
 heap_mib() { awk '/^go_memstats_heap_inuse_bytes / {printf "%.0f", $2 / 1048576}' "$1"; }
 
+since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}'; }
+# pv_synced LOG: the PV controller's caches synced, in either binder's log: a "Caches are synced"
+# after "Starting persistent volume controller" (the serving side logs the same words earlier).
+pv_synced() { awk '/Starting persistent volume controller/ {s = 1} s && /Caches are synced/ {f = 1} END {exit !f}' "$1"; }
+
+# launch ARM PORT LOG FLAG...: a binder of ARM in the background, its leader-election FLAGs given;
+# sets launched_pid. upstream: a binder-only KCM; ours under local-up.sh's identity for the binder.
+launch() {
+  local arm="$1" port="$2" log="$3" kc="${local_dir}/pv-controller-manager.kubeconfig"
+  shift 3
+  if [[ "${arm}" == upstream ]]; then
+    "${kwok_dir}/bin/kube-controller-manager" --kubeconfig="${kwok_dir}/kubeconfig.yaml" \
+      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --secure-port="${port}" \
+      --controllers=persistentvolume-binder-controller "$@" -v=2 \
+      --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" >"${log}" 2>&1 &
+  else
+    # shellcheck disable=SC2086
+    env ${PVCM_ENV:-} "${BIN_DIR}/pv-controller-manager" --kubeconfig="${kc}" --authentication-kubeconfig="${kc}" \
+      --authorization-kubeconfig="${kc}" --secure-port="${port}" "$@" ${PVCM_ARGS:-} \
+      --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" >"${log}" 2>&1 &
+  fi
+  launched_pid=$!
+}
+
 for arm in ${ARMS}; do
   echo "=== ${arm}: binder started on ${RESIDENT} settled pairs" | tee -a "${summary}"
   writes_before="$(binder_writes)"
   start_ns="$(date +%s%N)"
   if [[ "${arm}" == upstream ]]; then
-    "${kwok_dir}/bin/kube-controller-manager" --kubeconfig="${kwok_dir}/kubeconfig.yaml" \
-      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --secure-port="${upstream_port}" \
-      --controllers=persistentvolume-binder-controller --leader-elect=false \
-      --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" -v=2 \
-      >"${OUT}/upstream.log" 2>&1 &
-    upstream_pid=$!
+    launch upstream "${upstream_port}" "${OUT}/upstream.log" --leader-elect=false
+    upstream_pid="${launched_pid}"
     pid="${upstream_pid}"
-    synced() { grep -q 'Caches are synced' "${OUT}/upstream.log"; } # only the PV controller's informers run here
+    synced() { pv_synced "${OUT}/upstream.log"; }
   else
-    binder_kubeconfig="${local_dir}/pv-controller-manager.kubeconfig" # local-up.sh's: the binder's own identity
-    # shellcheck disable=SC2086
-    env ${PVCM_ENV:-} "${BIN_DIR}/pv-controller-manager" --kubeconfig="${binder_kubeconfig}" \
-      --authentication-kubeconfig="${binder_kubeconfig}" --authorization-kubeconfig="${binder_kubeconfig}" \
-      --secure-port="${SECURE_PORT}" --leader-elect=false \
-      --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" ${PVCM_ARGS:-} \
-      >"${OUT}/ours.log" 2>&1 &
-    ours_pid=$!
+    launch ours "${SECURE_PORT}" "${OUT}/ours.log" --leader-elect=false
+    ours_pid="${launched_pid}"
     pid="${ours_pid}"
     synced() { curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1; }
   fi
@@ -103,12 +126,12 @@ for arm in ${ARMS}; do
   fresh_pid=$!
   synced_s=""
   for _ in $(seq 1 6000); do
-    if synced; then synced_s="$(awk -v a="${start_ns}" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}')"; break; fi
+    if synced; then synced_s="$(since "${start_ns}")"; break; fi
     kill -0 "${pid}" 2>/dev/null || { echo "bench-scale.sh: the ${arm} binder exited" >&2; exit 1; }
     sleep 0.1
   done
   wait "${fresh_pid}" || { echo "bench-scale.sh: fresh pairs not bound in ${arm}: $(tail -3 "${OUT}/${arm}-fresh.log")" >&2; exit 1; }
-  fresh_s="$(awk -v a="${start_ns}" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}')"
+  fresh_s="$(since "${start_ns}")"
   echo "start -> caches synced ${synced_s:-never} s; start -> ${FRESH} fresh pre-bound pairs all bound ${fresh_s} s" | tee -a "${summary}"
   # A minute for the start to settle (the first walk and any writes it makes); idle counts from then.
   sleep 60
@@ -136,4 +159,73 @@ JSON
   wait "${pid}" 2>/dev/null || true
   upstream_pid="" ours_pid=""
 done
+
+# start_replica ARM N: replica N (1, 2) of ARM with leader election, on ports of its own; sets replica_pid.
+start_replica() {
+  local port=$((10280 + 2 * $2 + 1)) # 10283, 10285 (ours); upstream one below
+  [[ "$1" == upstream ]] && port=$((port - 1))
+  if [[ "$1" == upstream ]]; then
+    launch upstream "${port}" "${OUT}/$1-replica-$2.log" --leader-elect=true --leader-elect-resource-name=pv-binder-kcm
+  else
+    launch ours "${port}" "${OUT}/$1-replica-$2.log" --leader-elect=true
+  fi
+  replica_pid="${launched_pid}"
+  replica_pids+=("${replica_pid}")
+}
+# wait_log FILE PATTERN PID: polls (0.1 s) until FILE has PATTERN; fails if PID exits or after 30 min.
+wait_log() {
+  for _ in $(seq 1 18000); do
+    grep -qiE "$2" "$1" 2>/dev/null && return 0 # (the log may not exist yet)
+    kill -0 "$3" 2>/dev/null || { echo "bench-scale.sh: $1's process exited: $(tail -3 "$1")" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "bench-scale.sh: no \"$2\" in $1 after 30 min" >&2
+  return 1
+}
+leading_pattern='successfully acquired lease'
+# wait_synced FILE PID: polls (0.1 s) until pv_synced FILE; fails if PID exits or after 30 min.
+wait_synced() {
+  for _ in $(seq 1 18000); do
+    pv_synced "$1" && return 0
+    kill -0 "$2" 2>/dev/null || { echo "bench-scale.sh: $1's process exited: $(tail -3 "$1")" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "bench-scale.sh: $1: caches not synced after 30 min" >&2
+  return 1
+}
+if [[ "${FAILOVER}" == "1" ]]; then
+  for arm in ${ARMS}; do
+    for mode in crash stop; do
+      echo "=== ${arm}: failover (${mode}) on ${RESIDENT} settled pairs" | tee -a "${summary}"
+      replica_pids=()
+      start_replica "${arm}" 1 && leader="${replica_pid}"
+      wait_log "${OUT}/${arm}-replica-1.log" "${leading_pattern}" "${leader}"
+      wait_synced "${OUT}/${arm}-replica-1.log" "${leader}"
+      start_replica "${arm}" 2 && standby="${replica_pid}"
+      wait_log "${OUT}/${arm}-replica-2.log" "attempting to acquire leader lease" "${standby}"
+      writes_before="$(binder_writes)"
+      t0="$(date +%s%N)"
+      if [[ "${mode}" == crash ]]; then kill -KILL "${leader}"; else kill -TERM "${leader}"; fi
+      "${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario prebound --count "${FAILOVER_PAIRS}" --concurrency 10 \
+        --qps 100000 --prefix "failover-${arm}-${mode}" --json "${OUT}/${arm}-failover-${mode}.json" --cleanup=false --timeout 30m \
+        >"${OUT}/${arm}-failover-${mode}.log" 2>&1 &
+      pairs_pid=$!
+      wait_log "${OUT}/${arm}-replica-2.log" "${leading_pattern}" "${standby}"
+      lease_s="$(since "${t0}")"
+      wait_synced "${OUT}/${arm}-replica-2.log" "${standby}"
+      synced_s="$(since "${t0}")"
+      wait "${pairs_pid}" || { echo "bench-scale.sh: failover pairs not bound in ${arm}: $(tail -3 "${OUT}/${arm}-failover-${mode}.log")" >&2; exit 1; }
+      bound_s="$(since "${t0}")"
+      sleep 30 # the new leader's first walk over the population, for its writes
+      writes=$(($(binder_writes) - writes_before))
+      echo "leader ${mode} -> standby leads ${lease_s} s -> its caches synced ${synced_s} s; ${FAILOVER_PAIRS} pairs created at the ${mode} all bound ${bound_s} s; new leader's writes to the resident population (30 s after): ${writes}" | tee -a "${summary}"
+      cat >"${OUT}/${arm}-failover-${mode}.summary.json" <<JSON
+{"arm": "${arm}", "mode": "${mode}", "resident": ${RESIDENT}, "pairs": ${FAILOVER_PAIRS},
+ "stopToLeadingSeconds": ${lease_s}, "stopToSyncedSeconds": ${synced_s}, "stopToPairsBoundSeconds": ${bound_s}, "writesResident": ${writes}}
+JSON
+      for p in "${replica_pids[@]}"; do kill "${p}" 2>/dev/null || true; wait "${p}" 2>/dev/null || true; done
+      replica_pids=()
+    done
+  done
+fi
 echo "results in ${OUT}"
