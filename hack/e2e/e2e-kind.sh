@@ -10,6 +10,10 @@
 #   5. ginkgo, four passes: kind-rollout (pv-rollout enable on each control-plane node in turn,
 #      pairs binding throughout), the suite's fast specs plus the kind specs, kind-upgrade (our
 #      image to a "next" one node by node and back, pairs binding throughout), kind-disable
+#   6. a second cluster, ${CLUSTER}-kubeadm, made with the kubeadm recipe of docs/install.md 2a
+#      (deploy/kubeadm/cluster-configuration.yaml as kind's kubeadm config patch, our manifest in
+#      every control-plane node's manifests directory before kubeadm runs); ginkgo pass kind-kubeadm
+#      runs the recipe's identity step and checks KCM's binder never ran
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
@@ -56,67 +60,114 @@ make --no-print-directory image IMAGE="${NEXT_IMAGE}" VERSION="$(git describe --
   BIN_DIR="${out}/next-bin" IMAGE_TAR="${out}/next-image.tar" >/dev/null
 (cd test/e2e && GOWORK=off "${TOOLS_BIN}/ginkgo" build -o "${out}/e2e.test" . >/dev/null)
 
+RECIPE_CLUSTER="${CLUSTER}-kubeadm"
 cleanup() {
   if [[ "${E2E_KIND_KEEP:-0}" == "1" ]]; then
-    echo "e2e-kind: keeping cluster ${CLUSTER} (KUBECONFIG=${kubeconfig}); delete with: ${kind} delete cluster --name ${CLUSTER}"
+    echo "e2e-kind: keeping clusters ${CLUSTER} and ${RECIPE_CLUSTER} (kubeconfigs in ${out}); delete with: ${kind} delete cluster --name NAME"
     return
   fi
   "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+  "${kind}" delete cluster --name "${RECIPE_CLUSTER}" >/dev/null 2>&1 || true
 }
 "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+"${kind}" delete cluster --name "${RECIPE_CLUSTER}" >/dev/null 2>&1 || true
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 # kind draws each control-plane node's host port (and the load balancer's) by listening on port 0 and
 # closing the listener before its concurrent `docker run`s, so two nodes can draw the same port:
 # docker then refuses one with "port is already allocated" (CI stop 30). kind has already deleted
 # the nodes; that error alone is retried, with fresh draws.
-create_cluster() {
-  local attempt log="${out}/kind-create.log"
+create_cluster() { # create_cluster NAME CONFIG KUBECONFIG
+  local attempt log="${out}/kind-create-$1.log"
   for attempt in 1 2 3; do
-    if "${kind}" create cluster --name "${CLUSTER}" --image "${node_image}" --config "${config}" \
-      --kubeconfig "${kubeconfig}" --wait 3m 2>&1 | tee "${log}"; then
+    if "${kind}" create cluster --name "$1" --image "${node_image}" --config "$2" \
+      --kubeconfig "$3" --wait 3m 2>&1 | tee "${log}"; then
       return 0
     fi
     grep -q 'port is already allocated' "${log}" || return 1
-    phase "kind drew one host port twice (attempt ${attempt}); creating ${CLUSTER} again"
-    "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+    phase "kind drew one host port twice (attempt ${attempt}); creating $1 again"
+    "${kind}" delete cluster --name "$1" >/dev/null 2>&1 || true
   done
   return 1
 }
-phase "creating cluster ${CLUSTER}: 3 control-plane nodes, 1 worker"
-create_cluster
-mapfile -t control_planes < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-control-plane' | sort)
-mapfile -t workers < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-worker' | sort)
-if [[ "${offline}" == "1" ]]; then
-  # No CoreDNS image offline, and nothing here resolves names in pods.
-  kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null
-fi
-
-phase "loading ${IMAGE}; RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
-"${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${CLUSTER}" >/dev/null
-"${kind}" load image-archive "${out}/next-image.tar" --name "${CLUSTER}" >/dev/null
-for f in deploy/rbac/*.yaml; do kubectl apply -f "${f}" >/dev/null; done
-kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${out}/cluster-configuration.yaml"
-for node in "${control_planes[@]}"; do
-  # docs/operators/rollout.md, step 3: our identity's kubeconfig, minted by kubeadm on the node.
-  # (Through stdin: the node's /tmp is a tmpfs that docker cp does not see.)
-  docker exec -i "${node}" sh -c 'cat >/root/cluster-configuration.yaml &&
-    kubeadm kubeconfig user --config /root/cluster-configuration.yaml --client-name system:pv-controller-manager >/etc/kubernetes/pv-controller-manager.conf &&
-    chown 65532:65532 /etc/kubernetes/pv-controller-manager.conf && chmod 0600 /etc/kubernetes/pv-controller-manager.conf' <"${out}/cluster-configuration.yaml"
-  docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout"
-done
-
-export KUBECONFIG="${kubeconfig}" E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
-export E2E_KIND_ORIGINALS="${out}/originals" E2E_KIND_WORKER="${workers[0]}"
-E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
-export E2E_KIND_CONTROL_PLANES
+# The passes run with the cluster under test in KUBECONFIG and E2E_KIND_* (kind_test.go, kindSetup).
+export E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
+export E2E_KIND_ORIGINALS="${out}/originals"
 run_suite() { # run_suite NAME LABEL-FILTER
   phase "ginkgo: $1"
   (cd test/e2e && "${out}/e2e.test" --ginkgo.v --ginkgo.timeout=30m --ginkgo.label-filter="$2" \
     --ginkgo.junit-report="${out}/junit-$1.xml")
 }
-run_suite rollout 'kind-rollout'
-run_suite suite '(kind && !kind-rollout && !kind-upgrade && !kind-disable) || (!kind && !slow && !node && !local && !pvc-why)'
-run_suite upgrade 'kind-upgrade'
-run_suite disable 'kind-disable'
+
+# An existing cluster, switched to ours as operators do it (passes 1-4 of the header).
+existing_cluster() {
+  phase "creating cluster ${CLUSTER}: 3 control-plane nodes, 1 worker"
+  create_cluster "${CLUSTER}" "${config}" "${kubeconfig}"
+  mapfile -t control_planes < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-control-plane' | sort)
+  mapfile -t workers < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-worker' | sort)
+  if [[ "${offline}" == "1" ]]; then
+    # No CoreDNS image offline, and nothing here resolves names in pods.
+    kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null
+  fi
+
+  phase "loading ${IMAGE}; RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
+  "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${CLUSTER}" >/dev/null
+  "${kind}" load image-archive "${out}/next-image.tar" --name "${CLUSTER}" >/dev/null
+  for f in deploy/rbac/*.yaml; do kubectl apply -f "${f}" >/dev/null; done
+  kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${out}/cluster-configuration.yaml"
+  for node in "${control_planes[@]}"; do
+    # docs/operators/rollout.md, step 3: our identity's kubeconfig, minted by kubeadm on the node.
+    # (Through stdin: the node's /tmp is a tmpfs that docker cp does not see.)
+    docker exec -i "${node}" sh -c 'cat >/root/cluster-configuration.yaml &&
+      kubeadm kubeconfig user --config /root/cluster-configuration.yaml --client-name system:pv-controller-manager >/etc/kubernetes/pv-controller-manager.conf &&
+      chown 65532:65532 /etc/kubernetes/pv-controller-manager.conf && chmod 0600 /etc/kubernetes/pv-controller-manager.conf' <"${out}/cluster-configuration.yaml"
+    docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout"
+  done
+
+  export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}"
+  E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
+  export E2E_KIND_CONTROL_PLANES
+  run_suite rollout 'kind-rollout'
+  run_suite suite '(kind && !kind-rollout && !kind-upgrade && !kind-disable && !kind-kubeadm) || (!kind && !slow && !node && !local && !pvc-why)'
+  run_suite upgrade 'kind-upgrade'
+  run_suite disable 'kind-disable'
+  [[ "${E2E_KIND_KEEP:-0}" == "1" ]] || "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
+}
+
+new_cluster_from_recipe() {
+  # A new cluster from the kubeadm recipe (docs/install.md 2a): step 1, the recipe's ClusterConfiguration
+  # as a kubeadm config patch (kind merges v1beta4 extraArgs entry by entry; the Kubernetes version is
+  # the node image's); step 2, our manifest with this image in every control-plane node's manifests
+  # directory before kubeadm runs (kind skips kubeadm's preflight, which would not object anyway: it
+  # checks only kubeadm's own manifests). Step 3 runs in the spec.
+  recipe="${out}/kubeadm"
+  mkdir -p "${recipe}"
+  sed "s#image: .*pv-controller-manager:.*#image: ${IMAGE}#" deploy/static-pod/pv-controller-manager.yaml >"${recipe}/pv-controller-manager.yaml"
+  awk -v manifest="${recipe}/pv-controller-manager.yaml" '{ print }
+    /^- role: control-plane$/ { print "  extraMounts:\n  - hostPath: " manifest "\n    containerPath: /etc/kubernetes/manifests/pv-controller-manager.yaml\n    readOnly: true" }' \
+    "${config}" >"${recipe}/cluster.yaml"
+  grep -q '^kubeadmConfigPatches:' "${recipe}/cluster.yaml" || echo 'kubeadmConfigPatches:' >>"${recipe}/cluster.yaml"
+  { echo '- |'; sed -e '/^kubernetesVersion:/d' -e 's/^/  /' deploy/kubeadm/cluster-configuration.yaml; } >>"${recipe}/cluster.yaml"
+  phase "creating cluster ${RECIPE_CLUSTER} with the kubeadm recipe: 3 control-plane nodes, 1 worker"
+  create_cluster "${RECIPE_CLUSTER}" "${recipe}/cluster.yaml" "${recipe}/kubeconfig"
+  kubeconfig="${recipe}/kubeconfig"
+  if [[ "${offline}" == "1" ]]; then kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null; fi
+  mapfile -t control_planes < <("${kind}" get nodes --name "${RECIPE_CLUSTER}" | grep -- '-control-plane' | sort)
+  mapfile -t workers < <("${kind}" get nodes --name "${RECIPE_CLUSTER}" | grep -- '-worker' | sort)
+  "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${RECIPE_CLUSTER}" >/dev/null
+  for node in "${control_planes[@]}"; do
+    docker cp deploy/kubeadm/pv-controller-manager-identity.sh "${node}:/root/pv-controller-manager-identity.sh"
+    docker cp deploy/rbac "${node}:/root/rbac"
+  done
+  export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}"
+  E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
+  export E2E_KIND_CONTROL_PLANES
+  run_suite kubeadm 'kind-kubeadm'
+}
+
+# E2E_KIND_CLUSTERS: which of the two clusters to make and test (both by default; "new" alone
+# iterates on the kubeadm recipe in ~6 minutes).
+E2E_KIND_CLUSTERS="${E2E_KIND_CLUSTERS:-existing new}"
+if [[ " ${E2E_KIND_CLUSTERS} " == *" existing "* ]]; then existing_cluster; fi
+if [[ " ${E2E_KIND_CLUSTERS} " == *" new "* ]]; then new_cluster_from_recipe; fi
 phase "passed"

@@ -24,6 +24,9 @@ if [[ ! "${VERSION}" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
   echo "dist.sh: VERSION must be semver with a leading v (krew requires it), got ${VERSION}" >&2
   exit 2
 fi
+# One commit for the whole release: each build's own `git rev-parse` would stamp a later commit if
+# HEAD moved while it ran (2026-12-02: the 1.35 archives said d2e0029, the 1.37 ones cae8237).
+COMMIT="$(git rev-parse --short HEAD)"
 out="${REPO_ROOT}/_output/dist/${VERSION}"
 stage="${REPO_ROOT}/_output/dist/stage"
 rm -rf "${out}" "${stage}"
@@ -43,7 +46,7 @@ for release in ${RELEASES}; do
     name="pv-controller-manager_${VERSION}_k8s${release#v}_linux_${arch}"
     root="${stage}/${name}"
     say "${name}: building"
-    GOOS=linux GOARCH="${arch}" make --no-print-directory build rollout-tool KUBE_VERSION="${release}" VERSION="${VERSION}" \
+    GOOS=linux GOARCH="${arch}" make --no-print-directory build rollout-tool KUBE_VERSION="${release}" VERSION="${VERSION}" COMMIT="${COMMIT}" \
       BIN_DIR="${root}/bin" >/dev/null
     mkdir -p "${root}/deploy"
     cp -r deploy/static-pod deploy/rbac deploy/monitoring deploy/rollout.sh "${root}/deploy/"
@@ -56,14 +59,14 @@ for release in ${RELEASES}; do
     --tag "${IMAGE_REPO}:${VERSION}-k8s${release#v}" \
     --file "${stage}/pv-controller-manager_${VERSION}_k8s${release#v}_linux_{arch}/bin/pv-controller-manager=usr/local/bin/pv-controller-manager" \
     --file "${stage}/pv-controller-manager_${VERSION}_k8s${release#v}_linux_{arch}/bin/kubectl-pvc_why=usr/local/bin/kubectl-pvc_why" \
-    --out "${out}/${image}" --version "${VERSION}" --revision "$(git rev-parse --short HEAD)" >/dev/null)
+    --out "${out}/${image}" --version "${VERSION}" --revision "${COMMIT}" >/dev/null)
 done
 
 for os in linux darwin; do
   for arch in amd64 arm64; do
     name="kubectl-pvc_why_${VERSION}_${os}_${arch}"
     say "${name}"
-    GOOS="${os}" GOARCH="${arch}" make --no-print-directory plugin KUBE_VERSION="${UPSTREAM}" VERSION="${VERSION}" \
+    GOOS="${os}" GOARCH="${arch}" make --no-print-directory plugin KUBE_VERSION="${UPSTREAM}" VERSION="${VERSION}" COMMIT="${COMMIT}" \
       BIN_DIR="${stage}/${name}" >/dev/null
     cp LICENSE "${stage}/${name}/"
     tgz "${name}.tar.gz" "${stage}/${name}" kubectl-pvc_why LICENSE

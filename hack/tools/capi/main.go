@@ -3,7 +3,9 @@
 // from their first boot. It is built from Cluster API's own Go types (the version pinned in this
 // module's go.mod) and from deploy/ itself: the static pod manifest, the RBAC and
 // deploy/kubeadm/pv-controller-manager-identity.sh become its files, so the snippet cannot drift from
-// what rollout.sh installs. make verify checks the file is current and decodes strictly into those types.
+// what rollout.sh installs, and KCM's --controllers is the kubeadm recipe's
+// (deploy/kubeadm/cluster-configuration.yaml). make verify checks the file is current and decodes
+// strictly into those types.
 package main
 
 import (
@@ -68,6 +70,10 @@ func controlPlane(repo string) (*controlplanev1.KubeadmControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	controllers, err := recipeControllers(filepath.Join(repo, "deploy/kubeadm/cluster-configuration.yaml"))
+	if err != nil {
+		return nil, err
+	}
 	rbacFiles, err := filepath.Glob(filepath.Join(repo, "deploy/rbac/*.yaml"))
 	if err != nil {
 		return nil, err
@@ -98,7 +104,7 @@ func controlPlane(repo string) (*controlplanev1.KubeadmControlPlane, error) {
 			KubeadmConfigSpec: bootstrapv1.KubeadmConfigSpec{
 				ClusterConfiguration: bootstrapv1.ClusterConfiguration{
 					ControllerManager: bootstrapv1.ControllerManager{
-						ExtraArgs: []bootstrapv1.Arg{{Name: "controllers", Value: ptr.To("*,-persistentvolume-binder-controller")}},
+						ExtraArgs: []bootstrapv1.Arg{{Name: "controllers", Value: ptr.To(controllers)}},
 					},
 				},
 				Files: []bootstrapv1.File{
@@ -112,4 +118,23 @@ func controlPlane(repo string) (*controlplanev1.KubeadmControlPlane, error) {
 			},
 		},
 	}, nil
+}
+
+// recipeControllers reads KCM's controllers value from the kubeadm recipe, so that both recipes
+// give KCM the same list (kubeadm's own, bootstrapsigner and tokencleaner included, minus the binder).
+func recipeControllers(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var config bootstrapv1.ClusterConfiguration
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	for _, arg := range config.ControllerManager.ExtraArgs {
+		if arg.Name == "controllers" && arg.Value != nil {
+			return *arg.Value, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no controllerManager.extraArgs entry named controllers", path)
 }

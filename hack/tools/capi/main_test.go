@@ -37,6 +37,10 @@ func TestSnippetIsCurrentAndDecodesStrictly(t *testing.T) {
 	if len(args) != 1 || args[0].Name != "controllers" || args[0].Value == nil ||
 		!strings.Contains(*args[0].Value, "-persistentvolume-binder-controller") {
 		t.Errorf("controllerManager.extraArgs %+v: the binder must be off", args)
+	} else if !strings.Contains(*args[0].Value, "bootstrapsigner") || !strings.Contains(*args[0].Value, "tokencleaner") {
+		// kubeadm's default list has them; an extraArgs entry replaces that list, and without the
+		// bootstrap signer `kubeadm join` finds no signature in cluster-info (make e2e-kind, 2026-12-02).
+		t.Errorf("controllers %q: kubeadm join needs bootstrapsigner and tokencleaner", *args[0].Value)
 	}
 	paths := map[string]string{}
 	for _, f := range decoded.Spec.KubeadmConfigSpec.Files {
