@@ -28,6 +28,7 @@ const (
 	oursFullResyncPeriod = 5 * time.Minute
 	oursWorkers          = 32
 	oursGracePeriod      = 5 * time.Second
+	oursUnclaimedGrace   = 2 * time.Second
 )
 
 type runner interface {
@@ -40,17 +41,18 @@ func startArm(ctx context.Context, arm string, client kubernetes.Interface, fact
 	switch arm {
 	case armOurs:
 		return ours.NewController(ctx, ours.ControllerParameters{
-			KubeClient:                client,
-			SyncPeriod:                syncPeriod,
-			FullResyncPeriod:          oursFullResyncPeriod,
-			ConcurrentSyncs:           oursWorkers,
-			ReservedVolumeGracePeriod: oursGracePeriod,
-			VolumeInformer:            factory.Core().V1().PersistentVolumes(),
-			ClaimInformer:             factory.Core().V1().PersistentVolumeClaims(),
-			ClassInformer:             factory.Storage().V1().StorageClasses(),
-			PodInformer:               factory.Core().V1().Pods(),
-			NodeInformer:              factory.Core().V1().Nodes(),
-			EnableDynamicProvisioning: true,
+			KubeClient:                 client,
+			SyncPeriod:                 syncPeriod,
+			FullResyncPeriod:           oursFullResyncPeriod,
+			ConcurrentSyncs:            oursWorkers,
+			ReservedVolumeGracePeriod:  oursGracePeriod,
+			UnclaimedVolumeGracePeriod: oursUnclaimedGrace,
+			VolumeInformer:             factory.Core().V1().PersistentVolumes(),
+			ClaimInformer:              factory.Core().V1().PersistentVolumeClaims(),
+			ClassInformer:              factory.Storage().V1().StorageClasses(),
+			PodInformer:                factory.Core().V1().Pods(),
+			NodeInformer:               factory.Core().V1().Nodes(),
+			EnableDynamicProvisioning:  true,
 		})
 	case armUpstream:
 		return upstream.NewController(ctx, upstream.ControllerParameters{

@@ -69,18 +69,19 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		return err
 	}
 	ctrl, err := persistentvolumecontroller.NewController(ctx, persistentvolumecontroller.ControllerParameters{
-		KubeClient:                binderClient,
-		SyncPeriod:                c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
-		FullResyncPeriod:          c.Binder.FullResyncPeriod,
-		ConcurrentSyncs:           c.Binder.ConcurrentSyncs,
-		ReservedVolumeGracePeriod: c.Binder.ReservedVolumeGracePeriod,
-		VolumePlugins:             plugins,
-		VolumeInformer:            informerFactory.Core().V1().PersistentVolumes(),
-		ClaimInformer:             informerFactory.Core().V1().PersistentVolumeClaims(),
-		ClassInformer:             informerFactory.Storage().V1().StorageClasses(),
-		PodInformer:               informerFactory.Core().V1().Pods(),
-		NodeInformer:              informerFactory.Core().V1().Nodes(),
-		EnableDynamicProvisioning: c.PersistentVolumeBinderController.VolumeConfiguration.EnableDynamicProvisioning,
+		KubeClient:                 binderClient,
+		SyncPeriod:                 c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
+		FullResyncPeriod:           c.Binder.FullResyncPeriod,
+		ConcurrentSyncs:            c.Binder.ConcurrentSyncs,
+		ReservedVolumeGracePeriod:  c.Binder.ReservedVolumeGracePeriod,
+		UnclaimedVolumeGracePeriod: c.Binder.UnclaimedVolumeGracePeriod,
+		VolumePlugins:              plugins,
+		VolumeInformer:             informerFactory.Core().V1().PersistentVolumes(),
+		ClaimInformer:              informerFactory.Core().V1().PersistentVolumeClaims(),
+		ClassInformer:              informerFactory.Storage().V1().StorageClasses(),
+		PodInformer:                informerFactory.Core().V1().Pods(),
+		NodeInformer:               informerFactory.Core().V1().Nodes(),
+		EnableDynamicProvisioning:  c.PersistentVolumeBinderController.VolumeConfiguration.EnableDynamicProvisioning,
 	})
 	if err != nil {
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)

@@ -55,6 +55,8 @@ type Binder struct {
 	ConcurrentSyncs int
 	// ReservedVolumeGracePeriod: see the controller's ControllerParameters.
 	ReservedVolumeGracePeriod time.Duration
+	// UnclaimedVolumeGracePeriod: see the controller's ControllerParameters.
+	UnclaimedVolumeGracePeriod time.Duration
 }
 
 // Shadow configures shadow mode (options.ShadowOptions binds its flags).

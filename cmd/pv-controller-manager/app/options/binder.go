@@ -19,6 +19,11 @@ const DefaultConcurrentSyncs = 32
 // (docs/maintainers/design/writes-per-bind.md).
 const DefaultReservedVolumeGracePeriod = 5 * time.Second
 
+// DefaultUnclaimedVolumeGracePeriod is the default of --pvclaimbinder-unclaimed-volume-grace-period
+// (docs/maintainers/design/writes-per-bind.md): a claim created with its volume by a client is seen
+// within milliseconds; creationTimestamp has whole seconds, so the volume waits 1-2 s.
+const DefaultUnclaimedVolumeGracePeriod = 2 * time.Second
+
 // BinderOptions are the binder's flags that KCM does not have (the patch series adds them); KCM's
 // own binder flags are kcmoptions.PersistentVolumeBinderControllerOptions. As KCM's option
 // groups, it binds its flags to the configuration it applies.
@@ -32,9 +37,10 @@ type BinderOptions struct {
 // NewBinderOptions returns the defaults.
 func NewBinderOptions() *BinderOptions {
 	return &BinderOptions{Binder: &config.Binder{
-		FullResyncPeriod:          DefaultFullResyncPeriod,
-		ConcurrentSyncs:           DefaultConcurrentSyncs,
-		ReservedVolumeGracePeriod: DefaultReservedVolumeGracePeriod,
+		FullResyncPeriod:           DefaultFullResyncPeriod,
+		ConcurrentSyncs:            DefaultConcurrentSyncs,
+		ReservedVolumeGracePeriod:  DefaultReservedVolumeGracePeriod,
+		UnclaimedVolumeGracePeriod: DefaultUnclaimedVolumeGracePeriod,
 	}}
 }
 
@@ -52,6 +58,10 @@ func (o *BinderOptions) AddFlags(fs *pflag.FlagSet) {
 		"How long a new persistent volume whose spec.claimRef reserves a claim that does not exist yet stays Pending before it is marked "+
 			"Available, so that the claim, if it comes meanwhile, binds it with one write less. Nothing else can bind such a volume. "+
 			"0 marks it Available at once, as the upstream controller.")
+	fs.DurationVar(&o.UnclaimedVolumeGracePeriod, "pvclaimbinder-unclaimed-volume-grace-period", o.UnclaimedVolumeGracePeriod,
+		"How long after its creationTimestamp (whole seconds) a new persistent volume without spec.claimRef that no waiting claim fits "+
+			"stays Pending before it is marked Available, so that a claim created with it binds it with one write less. Not for storage "+
+			"classes with volumeBindingMode WaitForFirstConsumer. 0 marks it Available at once, as the upstream controller.")
 }
 
 // Validate checks the flags against KCM's --pvclaimbinder-sync-period. An operator who only
@@ -70,6 +80,9 @@ func (o *BinderOptions) Validate(syncPeriod time.Duration) []error {
 	}
 	if o.ReservedVolumeGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-reserved-volume-grace-period must be 0 (off) or positive, got %s", o.ReservedVolumeGracePeriod))
+	}
+	if o.UnclaimedVolumeGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--pvclaimbinder-unclaimed-volume-grace-period must be 0 (off) or positive, got %s", o.UnclaimedVolumeGracePeriod))
 	}
 	if o.ConcurrentSyncs < 1 {
 		errs = append(errs, fmt.Errorf("--pvclaimbinder-concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))

@@ -115,6 +115,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--pvclaimbinder-full-resync-period=30m",
 		"--pvclaimbinder-concurrent-syncs=4",
 		"--pvclaimbinder-reserved-volume-grace-period=3s",
+		"--pvclaimbinder-unclaimed-volume-grace-period=4s",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -154,6 +155,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"full resync", s.Binder.FullResyncPeriod, 30 * time.Minute},
 		{"workers", s.Binder.ConcurrentSyncs, 4},
 		{"reserved volume grace", s.Binder.ReservedVolumeGracePeriod, 3 * time.Second},
+		{"unclaimed volume grace", s.Binder.UnclaimedVolumeGracePeriod, 4 * time.Second},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -197,6 +199,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "full resync disabled", argv: []string{"--pvclaimbinder-full-resync-period=0"}},
 		{name: "reserved volume grace off", argv: []string{"--pvclaimbinder-reserved-volume-grace-period=0"}},
 		{name: "negative reserved volume grace", argv: []string{"--pvclaimbinder-reserved-volume-grace-period=-1s"}, wantErr: []string{"--pvclaimbinder-reserved-volume-grace-period must be 0 (off) or positive"}},
+		{name: "unclaimed volume grace off", argv: []string{"--pvclaimbinder-unclaimed-volume-grace-period=0"}},
+		{name: "negative unclaimed volume grace", argv: []string{"--pvclaimbinder-unclaimed-volume-grace-period=-1s"}, wantErr: []string{"--pvclaimbinder-unclaimed-volume-grace-period must be 0 (off) or positive"}},
 		{name: "negative full resync", argv: []string{"--pvclaimbinder-full-resync-period=-1m"}, wantErr: []string{"--pvclaimbinder-full-resync-period must be 0 (disabled) or positive"}},
 		{name: "guard allowed", argv: []string{"--allow-upstream-binder", "--upstream-binder-pod-selector=app=kcm,tier in (control-plane)"}},
 		{name: "bad guard selector", argv: []string{"--upstream-binder-pod-selector=a in b"}, wantErr: []string{"--upstream-binder-pod-selector"}},

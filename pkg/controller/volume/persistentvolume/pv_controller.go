@@ -165,6 +165,9 @@ type PersistentVolumeController struct {
 	fullResyncPeriod          time.Duration
 	// reservedVolumeGrace: see ControllerParameters.ReservedVolumeGracePeriod.
 	reservedVolumeGrace time.Duration
+	// unclaimedVolumeGrace: see ControllerParameters.UnclaimedVolumeGracePeriod.
+	unclaimedVolumeGrace time.Duration
+	volumesInGrace       volumesInGrace
 
 	// Cache of the last known version of volumes and claims. This cache is
 	// thread safe as long as the volumes/claims there are not modified, they
@@ -369,6 +372,9 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 
 		// [Unit test set 1]
 		volume, err := ctrl.matchClaim(ctx, claim, delayBinding)
+		if volume == nil {
+			ctrl.wakeVolumesInGrace(ctx, claim)
+		}
 		if errors.Is(err, errSmallerFitComing) {
 			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, waiting for a better volume to turn Available", "PVC", klog.KObj(claim))
 			return nil
@@ -618,8 +624,14 @@ func (ctrl *PersistentVolumeController) syncVolume(ctx context.Context, volume *
 			// a write and delay that bind.
 			return nil
 		}
+		inGrace := ctrl.unclaimedVolumeInGrace(ctx, volume) // before the offer: see volumesInGrace
 		if ctrl.offerNewVolume(ctx, volume) {
 			// A waiting claim fits this new volume and binds it from Pending.
+			ctrl.volumesInGrace.remove(storagehelpers.GetPersistentVolumeClass(volume), volume.Name)
+			return nil
+		}
+		if inGrace {
+			// A claim created with this volume may still be on its way.
 			return nil
 		}
 		if _, err := ctrl.updateVolumePhase(ctx, volume, v1.VolumeAvailable, ""); err != nil {

@@ -85,6 +85,11 @@ type ControllerParameters struct {
 	PodInformer               coreinformers.PodInformer
 	NodeInformer              coreinformers.NodeInformer
 	EnableDynamicProvisioning bool
+
+	// UnclaimedVolumeGracePeriod is how long a new volume without claimRef
+	// that no waiting claim fits stays Pending for a claim created with it
+	// (see volumesInGrace). 0: Available at once.
+	UnclaimedVolumeGracePeriod time.Duration
 }
 
 // NewController creates a new PersistentVolume controller
@@ -117,6 +122,8 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		syncLocks:           newSyncLocks(max(1, p.ConcurrentSyncs)),
 		operationTimestamps: metrics.NewOperationStartTimeCache(),
 		conflictRateLimiter: newConflictRateLimiter(),
+
+		unclaimedVolumeGrace: p.UnclaimedVolumeGracePeriod,
 	}
 
 	// Prober is nil because PV is not aware of Flexvolume.
@@ -284,6 +291,7 @@ func (ctrl *PersistentVolumeController) deleteVolume(ctx context.Context, volume
 	// end of timestamp cache entry lifecycle, "RecordMetric" will do the clean
 	metrics.RecordMetric(volume.Name, &ctrl.operationTimestamps, nil)
 	ctrl.offeredVolumeDeleted(volume.Name)
+	ctrl.volumesInGrace.remove(storagehelpers.GetPersistentVolumeClass(volume), volume.Name)
 
 	if volume.Spec.ClaimRef == nil {
 		return
