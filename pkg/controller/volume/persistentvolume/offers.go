@@ -218,7 +218,7 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 	offered := false
 	for _, claim := range fitting {
 		key := claimToClaimKey(claim)
-		if _, holds := ctrl.volumeOffers.forClaim(key); holds {
+		if held, holds := ctrl.volumeOffers.forClaim(key); holds && !ctrl.replaceWorseOffer(ctx, claim, held, volume) {
 			continue
 		}
 		ctrl.volumeOffers.offer(volume.Name, key, claim.UID)

@@ -156,3 +156,33 @@ func (ctrl *PersistentVolumeController) wakeVolumesInGrace(ctx context.Context, 
 		ctrl.volumeQueue.Add(name)
 	}
 }
+
+// replaceWorseOffer runs when a new volume fits a waiting claim that already
+// holds an offer (offerNewVolume): a claim that held back for a better fit
+// coming (0019) waits again, and this volume may be the better fit. If the
+// index would choose this volume over the held one (preferOffered), the held
+// offer ends and that volume is queued (to become Available or be offered to
+// the next claim), and it returns true: the claim gets this volume's offer.
+// Without it a better volume in its grace period would sit there while the
+// claim held back for it. The held volume is safe from a claim that is binding
+// it meanwhile: its match chose it under the matcher, which a match of
+// another claim needs and which skips volumes chosen for others.
+func (ctrl *PersistentVolumeController) replaceWorseOffer(ctx context.Context, claim *v1.PersistentVolumeClaim, heldName string, volume *v1.PersistentVolume) bool {
+	obj, found, err := ctrl.volumes.store.GetByKey(heldName)
+	if err != nil || !found {
+		return false
+	}
+	held, ok := obj.(*v1.PersistentVolume)
+	if !ok || !isNewUnclaimedVolume(held) {
+		return false
+	}
+	best, err := ctrl.volumes.preferOffered(claim, asAvailable(held), volume, nil, false)
+	if err != nil || best == nil || best.Name != volume.Name {
+		return false
+	}
+	klog.FromContext(ctx).V(4).Info("New volume fits a claim better than the volume offered to it, moving the offer", "PVC", klog.KObj(claim), "volumeName", volume.Name, "heldVolume", heldName)
+	ctrl.volumeOffers.withdraw(heldName)
+	metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueVolumeChanged).Inc()
+	ctrl.volumeQueue.Add(heldName)
+	return true
+}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientset "k8s.io/client-go/kubernetes"
@@ -220,5 +221,76 @@ func TestVolumesInGraceStress(t *testing.T) {
 	}
 	if n := len(writes(client)); n != 4*pairs || available != 0 {
 		t.Errorf("%d writes for %d binds (want %d), %d of them Available writes (want 0)", n, pairs, 4*pairs, available)
+	}
+}
+
+// A claim that holds the offer of a 5Gi volume (it came first) and waits
+// again, held back for the 2Gi one about to turn Available (0019), is offered
+// the 2Gi volume when that one is synced: the 5Gi offer ends and that volume
+// is queued. Without it the 2Gi volume stayed in its grace period while the
+// claim held back for it.
+func TestBetterVolumeTakesOverTheOffer(t *testing.T) {
+	claim := newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil)
+	o := newOfferTest(t, claim)
+	o.ctrl.unclaimedVolumeGrace = time.Minute
+	big := newUnclaimedVolume("volume-5g", time.Millisecond, classEmpty)
+	big.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("5Gi")
+	small := newUnclaimedVolume("volume-2g", time.Millisecond, classEmpty)
+	small.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
+	o.addVolume(t, big)
+	if err := o.ctrl.syncVolume(o.ctx, big.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := o.ctrl.volumeOffers.forClaim("default/claim-a"); name != big.Name {
+		t.Fatalf("claim offered %q, want %q", name, big.Name)
+	}
+	queued(o.ctrl.claimQueue)
+	o.ctrl.waitingClaims.add(classEmpty, "default/claim-a") // its match held back
+	o.addVolume(t, small)
+	if err := o.ctrl.syncVolume(o.ctx, small.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := o.ctrl.volumeOffers.forClaim("default/claim-a"); name != small.Name {
+		t.Errorf("claim offered %q, want %q", name, small.Name)
+	}
+	if _, ok := o.ctrl.volumeOffers.forVolume(big.Name); ok {
+		t.Errorf("%s still offered", big.Name)
+	}
+	if got := fmt.Sprint(queued(o.ctrl.claimQueue)); got != "[default/claim-a]" {
+		t.Errorf("claims queued %s, want [default/claim-a]", got)
+	}
+	if got := fmt.Sprint(queued(o.ctrl.volumeQueue)); got != "[volume-5g]" {
+		t.Errorf("volumes queued %s, want [volume-5g]", got)
+	}
+	if w := writes(o.client); len(w) != 0 {
+		t.Errorf("writes %v, want none", w)
+	}
+}
+
+// End to end with several workers: a 5Gi and a 2Gi volume in grace, then a
+// claim that both fit: whichever is offered first, the claim is bound to the
+// 2Gi one (as upstream binds the smallest Available fit), with four writes.
+func TestClaimGetsTheSmallerOfTwoVolumesInGrace(t *testing.T) {
+	var client *fake.Clientset
+	rc := startRunningControllerWithClient(t, 4, func(c clientset.Interface) clientset.Interface {
+		client = c.(*fake.Clientset)
+		return c
+	}, nil, nil, noerrors)
+	rc.ctrl.unclaimedVolumeGrace = time.Minute
+	big := newUnclaimedVolume("volume-5g", time.Millisecond, classEmpty)
+	big.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("5Gi")
+	small := newUnclaimedVolume("volume-2g", time.Millisecond, classEmpty)
+	small.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
+	rc.addVolume(big)
+	rc.addVolume(small)
+	waitForVolumesInGrace(t, rc.ctrl, 2)
+	rc.addClaim(newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
+	bound := newVolume("volume-2g", "2Gi", "uid-a", "claim-a", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)
+	bound.CreationTimestamp = small.CreationTimestamp
+	claim := newClaim("claim-a", "uid-a", "1Gi", "volume-2g", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)
+	claim.Status.Capacity = small.Spec.Capacity // the bind reports the volume's
+	rc.waitFor(t, []*v1.PersistentVolume{bound, big}, []*v1.PersistentVolumeClaim{claim})
+	if got := writes(client); len(got) != 4 {
+		t.Errorf("writes %v, want the bind's four", got)
 	}
 }
