@@ -45,15 +45,34 @@ import (
 // the other: either the volume's sync finds the claim waiting, or the claim
 // queues the volume.
 type volumesInGrace struct {
-	mu      sync.Mutex
-	byClass map[string]map[string]time.Time // class -> volume name -> end of its grace period
+	mu        sync.Mutex
+	byClass   map[string]map[string]time.Time // class -> volume name -> end of its grace period
+	lastSweep time.Time
 }
+
+// sweepInterval: how often add drops the entries whose grace period ended.
+// A volume bound during its grace period (a claim that names it binds it
+// directly) leaves by that sweep, as no later sync of it runs this file.
+const sweepInterval = time.Second
 
 func (g *volumesInGrace) add(class, volumeName string, end time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.byClass == nil {
 		g.byClass = map[string]map[string]time.Time{}
+	}
+	if now := time.Now(); now.Sub(g.lastSweep) >= sweepInterval {
+		g.lastSweep = now
+		for c, names := range g.byClass {
+			for name, e := range names {
+				if !now.Before(e) {
+					delete(names, name)
+				}
+			}
+			if len(names) == 0 {
+				delete(g.byClass, c)
+			}
+		}
 	}
 	if g.byClass[class] == nil {
 		g.byClass[class] = map[string]time.Time{}

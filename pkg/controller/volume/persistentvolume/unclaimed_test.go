@@ -294,3 +294,21 @@ func TestClaimGetsTheSmallerOfTwoVolumesInGrace(t *testing.T) {
 		t.Errorf("writes %v, want the bind's four", got)
 	}
 }
+
+// Entries whose grace period ended leave the set at the next add after a
+// sweep interval, so volumes bound in their grace period (by a claim that
+// names them, which never looks at the set) do not pile up.
+func TestVolumesInGraceSweepsEndedEntries(t *testing.T) {
+	var g volumesInGrace
+	now := time.Now()
+	g.add("a", "ended", now.Add(-time.Millisecond))
+	g.add("b", "ended-too", now.Add(-time.Millisecond))
+	g.lastSweep = now.Add(-sweepInterval)
+	g.add("a", "running", now.Add(time.Minute))
+	if n := g.len(); n != 1 {
+		t.Errorf("%d entries after the sweep, want 1 (running)", n)
+	}
+	if got := fmt.Sprint(g.take("a", now)); got != "[running]" {
+		t.Errorf("take: %s, want [running]", got)
+	}
+}
