@@ -121,11 +121,17 @@ func (g *volumesInGrace) len() int {
 	return n
 }
 
+// unclaimedVolumeGraceBusyFactor: a volume whose grace period ended while
+// claims wait in the claim queue stays Pending up to this many grace periods
+// after its creation.
+const unclaimedVolumeGraceBusyFactor = 5
+
 // unclaimedVolumeInGrace is syncVolume's step for a new volume without
 // claimRef, before it is offered to a waiting claim: it tells whether the
 // volume is younger than the unclaimed volume grace period
 // (creationTimestamp), registering it in volumesInGrace and queueing it for
-// the end of the period if so. Not for a volume whose class binds on first
+// the end of the period if so; up to unclaimedVolumeGraceBusyFactor periods
+// while claims wait in the claim queue. Not for a volume whose class binds on first
 // consumer: kube-scheduler takes only Available volumes, so a grace period
 // would hold back pods. 0 (the default of the controller's parameters), an
 // unset creationTimestamp, or a volume that is not new: no grace.
@@ -136,13 +142,20 @@ func (ctrl *PersistentVolumeController) unclaimedVolumeInGrace(ctx context.Conte
 		return false
 	}
 	age := time.Since(volume.CreationTimestamp.Time)
-	if age >= ctrl.unclaimedVolumeGrace || ctrl.classBindsOnFirstConsumer(class) {
+	limit := ctrl.unclaimedVolumeGrace
+	if age >= limit && ctrl.claimQueue.Len() > 0 {
+		// Claims are waiting for their sync: under a burst the claim queue
+		// runs seconds behind the volume queue, and the claim created with
+		// this volume may be among them.
+		limit = unclaimedVolumeGraceBusyFactor * ctrl.unclaimedVolumeGrace
+	}
+	if age >= limit || ctrl.classBindsOnFirstConsumer(class) {
 		ctrl.volumesInGrace.remove(class, volume.Name)
 		return false
 	}
 	// A clock behind the API server's makes age negative: wait no longer
-	// than the grace period.
-	wait := min(ctrl.unclaimedVolumeGrace-age, ctrl.unclaimedVolumeGrace)
+	// than the grace period at a time.
+	wait := min(limit-age, ctrl.unclaimedVolumeGrace)
 	ctrl.volumesInGrace.add(class, volume.Name, time.Now().Add(wait))
 	ctrl.volumeQueue.AddAfter(volume.Name, wait)
 	return true

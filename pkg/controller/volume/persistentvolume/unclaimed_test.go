@@ -47,27 +47,33 @@ func newUnclaimedVolume(name string, age time.Duration, class string) *v1.Persis
 
 // A new volume without claimRef that no waiting claim fits is left Pending
 // (no write) while it is younger than the grace period, and queued for its
-// end; it is written Available at once without a grace period, when it is
-// older, when its creationTimestamp is unset, and when its class binds on
+// end (up to five periods while claims wait in the claim queue); it is
+// written Available at once without a grace period, when it is older, when its creationTimestamp is unset, and when its class binds on
 // first consumer (kube-scheduler binds only Available volumes). Without the
 // patch every case writes Available.
 func TestUnclaimedVolumeLeftPendingInGrace(t *testing.T) {
 	tests := []struct {
-		name        string
-		volume      *v1.PersistentVolume
-		grace       time.Duration
-		wantInGrace bool
+		name         string
+		volume       *v1.PersistentVolume
+		grace        time.Duration
+		claimsQueued bool
+		wantInGrace  bool
 	}{
-		{"within the grace period", newUnclaimedVolume("volume", time.Millisecond, classEmpty), time.Minute, true},
-		{"grace period over", newUnclaimedVolume("volume", 2*time.Minute, classEmpty), time.Minute, false},
-		{"grace period off", newUnclaimedVolume("volume", time.Millisecond, classEmpty), 0, false},
-		{"creationTimestamp unset", newUnclaimedVolume("volume", 0, classEmpty), time.Minute, false},
-		{"class binds on first consumer", newUnclaimedVolume("volume", time.Millisecond, classWait), time.Minute, false},
+		{"within the grace period", newUnclaimedVolume("volume", time.Millisecond, classEmpty), time.Minute, false, true},
+		{"grace period over", newUnclaimedVolume("volume", 2*time.Minute, classEmpty), time.Minute, false, false},
+		{"grace period over, claims wait for their sync", newUnclaimedVolume("volume", 2*time.Minute, classEmpty), time.Minute, true, true},
+		{"five grace periods over, claims wait for their sync", newUnclaimedVolume("volume", 5*time.Minute, classEmpty), time.Minute, true, false},
+		{"grace period off", newUnclaimedVolume("volume", time.Millisecond, classEmpty), 0, false, false},
+		{"creationTimestamp unset", newUnclaimedVolume("volume", 0, classEmpty), time.Minute, false, false},
+		{"class binds on first consumer", newUnclaimedVolume("volume", time.Millisecond, classWait), time.Minute, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOfferTest(t)
 			o.ctrl.unclaimedVolumeGrace = tc.grace
+			if tc.claimsQueued {
+				o.ctrl.claimQueue.Add("default/not-synced-yet")
+			}
 			o.addVolume(t, tc.volume)
 			if err := o.ctrl.syncVolume(o.ctx, tc.volume.DeepCopy()); err != nil {
 				t.Fatalf("syncVolume: %v", err)
