@@ -14,7 +14,8 @@
 #   in VARIANT_NAME, e.g. ARMS="upstream ours ours+admin" VARIANT_admin="BINDER_IDENTITY=admin", or
 #   VARIANT_c4="PVCM_ARGS=--pvclaimbinder-concurrent-syncs=4", or (both arms) VARIANT_nounused=
 #   "KCM_ARGS=feature-gates=PersistentVolumeClaimUnusedSinceTime=false" (one word per assignment),
-#   PVCM_ARGS (extra flags for ours), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/results/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
+#   PVCM_ARGS (extra flags for ours), PVCM_BIN (another build of ours, e.g. VARIANT_before="PVCM_BIN=/tmp/pvcm-before"
+#   to measure a patch against the commit before it in one run), PVCM_ENV (extra environment for ours, e.g. GOGC=200), OUT (docs/results/benchmarks/<date>), AUDIT (1; 0: no audit log, so no
 #   write counts, and no audit cost in the apiserver), CEILING (1: measure the apiserver's write
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
 #   generator, 100000: the objects are created as fast as the apiserver takes them).

@@ -16,6 +16,8 @@
 #                  (e.g. "feature-gates=PersistentVolumeClaimUnusedSinceTime=false"); part of its settings
 #   SHADOW         1 (with ARM=upstream): pv-controller-manager runs too, with --shadow, beside KCM's binder
 #   PVCM_ENV       extra environment for pv-controller-manager only (e.g. GOGC=200)
+#   PVCM_BIN       another pv-controller-manager binary (default BIN_DIR's), e.g. an earlier
+#                  commit's build as a bench variant arm, to measure a change in one run
 #   SECURE_PORT    our --secure-port (default 10267)
 #   SKIP_BUILD     1: use bin/pv-controller-manager as it is
 #   KUBE_VERSION   the carried release (default: the default line; its binaries and tools, hack/lib.sh)
@@ -138,7 +140,7 @@ admin) cp "${cluster_kubeconfig}" "${binder_kubeconfig}" ;;
 esac
 if [[ "${ARM}" == "ours" || "${SHADOW:-0}" == "1" ]]; then
   # shellcheck disable=SC2086
-  env ${PVCM_ENV:-} nohup "${BIN_DIR}/pv-controller-manager" \
+  env ${PVCM_ENV:-} nohup "${PVCM_BIN:-${BIN_DIR}/pv-controller-manager}" \
     --kubeconfig="${binder_kubeconfig}" \
     --authentication-kubeconfig="${binder_kubeconfig}" \
     --authorization-kubeconfig="${binder_kubeconfig}" \
