@@ -51,20 +51,9 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	// not Available yet; volumes offered to other claims are not coming. Not
 	// for a sync that locked one volume instead of the matcher (the claim is
 	// reserved by it): binding another volume would run without its lock.
-	// Without an offer, a new volume in its grace period is a candidate the
-	// same way (unclaimed.go).
 	var offered *v1.PersistentVolume
-	inGrace := false
 	if l == nil || l.matcher {
 		offered = ctrl.offeredVolume(claim)
-		if _, holds := ctrl.volumeOffers.forClaim(key); !holds {
-			var excluded map[string]*v1.PersistentVolume
-			if l != nil {
-				excluded = ctrl.syncLocks.chosenForOthers(claim.UID)
-			}
-			offered = ctrl.volumeInGraceForClaim(claim, excluded, delayBinding)
-			inGrace = offered != nil
-		}
 	}
 	if l == nil || !l.matcher {
 		volume, err := ctrl.volumes.findBestMatchForClaim(claim, delayBinding)
@@ -79,9 +68,6 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 		} else if coming {
 			ctrl.heldBackClaims.add(class, key)
 			return nil, errSmallerFitComing
-		}
-		if inGrace && volume.Name == offered.Name && !ctrl.takeVolumeInGrace(ctx, claim, volume) {
-			return nil, fmt.Errorf("volume %q in its grace period was offered to another claim; claim %q will be matched again", volume.Name, key)
 		}
 		ctrl.waitingClaims.remove(class, key)
 		ctrl.heldBackClaims.remove(class, key)
@@ -101,9 +87,6 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	} else if coming {
 		ctrl.heldBackClaims.add(class, key)
 		return nil, errSmallerFitComing
-	}
-	if inGrace && volume.Name == offered.Name && !ctrl.takeVolumeInGrace(ctx, claim, volume) {
-		return nil, fmt.Errorf("volume %q in its grace period was offered to another claim; claim %q will be matched again", volume.Name, key)
 	}
 	ctrl.waitingClaims.remove(class, key)
 	ctrl.heldBackClaims.remove(class, key)

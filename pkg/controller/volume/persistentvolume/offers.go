@@ -70,27 +70,6 @@ func (o *volumeOffers) offer(volumeName, claimKey string, claimUID types.UID) {
 	o.byClaim[claimKey] = volumeName
 }
 
-// offerIfFree offers the volume to the claim unless the volume is offered to
-// another claim or the claim holds an offer of another volume, and tells
-// whether the claim holds the volume's offer.
-func (o *volumeOffers) offerIfFree(volumeName, claimKey string, claimUID types.UID) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if offer, ok := o.byVolume[volumeName]; ok {
-		return offer.claimKey == claimKey && offer.claimUID == claimUID
-	}
-	if held, ok := o.byClaim[claimKey]; ok && held != volumeName {
-		return false
-	}
-	if o.byVolume == nil {
-		o.byVolume = map[string]volumeOffer{}
-		o.byClaim = map[string]string{}
-	}
-	o.byVolume[volumeName] = volumeOffer{claimKey: claimKey, claimUID: claimUID}
-	o.byClaim[claimKey] = volumeName
-	return true
-}
-
 // forVolume returns the claim the volume is offered to.
 func (o *volumeOffers) forVolume(volumeName string) (volumeOffer, bool) {
 	o.mu.Lock()
@@ -242,14 +221,7 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 		if held, holds := ctrl.volumeOffers.forClaim(key); holds && !ctrl.replaceWorseOffer(ctx, claim, held, volume) {
 			continue
 		}
-		if !ctrl.volumeOffers.offerIfFree(volume.Name, key, claim.UID) {
-			if _, taken := ctrl.volumeOffers.forVolume(volume.Name); taken {
-				// A claim's match took the volume meanwhile
-				// (takeVolumeInGrace) and binds it: it stays Pending.
-				return true
-			}
-			continue
-		}
+		ctrl.volumeOffers.offer(volume.Name, key, claim.UID)
 		ctrl.waitingClaims.remove(class, key)
 		ctrl.claimQueue.Add(key)
 		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeAvailable).Inc()

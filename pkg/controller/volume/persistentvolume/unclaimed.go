@@ -26,11 +26,8 @@ import (
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
 	storage "k8s.io/api/storage/v1"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2"
-	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
-	"k8s.io/kubernetes/pkg/features"
 )
 
 // volumesInGrace holds the new volumes without claimRef that no waiting claim
@@ -40,9 +37,8 @@ import (
 // after it. A claim whose match finds nothing queues the volumes of its class
 // in grace (wakeVolumesInGrace), whose sync offers the volume to it
 // (offerNewVolume), so the pair is bound with the bind's four writes instead
-// of five. A claim matched while the volume is in grace takes it directly
-// (volumeInGraceForClaim). When the grace period ends the volume is synced
-// again and made Available if no claim came.
+// of five. When the grace period ends the volume is synced again and made
+// Available if no claim came.
 //
 // A volume is registered before its sync looks for a waiting claim, and a
 // claim waits (waitingClaims) before its match, so one of the two always sees
@@ -113,20 +109,6 @@ func (g *volumesInGrace) take(class string, now time.Time) []string {
 		}
 	}
 	return taken
-}
-
-// peek returns the names of the class's volumes whose grace period has not
-// ended, leaving them in the set.
-func (g *volumesInGrace) peek(class string, now time.Time) []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var names []string
-	for name, end := range g.byClass[class] {
-		if now.Before(end) {
-			names = append(names, name)
-		}
-	}
-	return names
 }
 
 func (g *volumesInGrace) len() int {
@@ -234,76 +216,5 @@ func (ctrl *PersistentVolumeController) replaceWorseOffer(ctx context.Context, c
 	ctrl.volumeOffers.withdraw(heldName)
 	metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueVolumeChanged).Inc()
 	ctrl.volumeQueue.Add(heldName)
-	return true
-}
-
-// volumeInGraceForClaim is matchClaim's step for a claim that holds no offer:
-// of the new volumes of its class in their grace period that are offered to
-// nobody and not in excluded, the one the index would choose for the claim if
-// they were Available (access-mode groups in the index's order, then the
-// smallest that fits), or nil. The claim takes it (takeVolumeInGrace) if it
-// is also better than the claim's Available match (preferOffered): a claim
-// seen after its volume binds it at once, from Pending. Without this the
-// claim queued the volume (wakeVolumesInGrace), whose sync offered the volume
-// back to the claim: a round trip through both queues, which under a burst
-// lets the grace period end first and costs the Available write the grace
-// period is there to save. Not for a claim whose class binds on first consumer
-// (no volume of such a class is in grace) nor for one a volume reserves by
-// claimRef (its own volume comes first).
-func (ctrl *PersistentVolumeController) volumeInGraceForClaim(claim *v1.PersistentVolumeClaim, excluded map[string]*v1.PersistentVolume, delayBinding bool) *v1.PersistentVolume {
-	if ctrl.unclaimedVolumeGrace <= 0 || delayBinding || claim.Spec.VolumeName != "" || ctrl.claimReservedByAVolume(claim) {
-		return nil
-	}
-	names := ctrl.volumesInGrace.peek(storagehelpers.GetPersistentVolumeClaimClass(claim), time.Now())
-	if len(names) == 0 {
-		return nil
-	}
-	byGroup := map[string][]*v1.PersistentVolume{}
-	originals := map[string]*v1.PersistentVolume{}
-	for _, name := range names {
-		if _, chosen := excluded[name]; chosen {
-			continue
-		}
-		if _, offered := ctrl.volumeOffers.forVolume(name); offered {
-			continue
-		}
-		obj, found, err := ctrl.volumes.store.GetByKey(name)
-		if err != nil || !found {
-			continue
-		}
-		volume, ok := obj.(*v1.PersistentVolume)
-		if !ok || !isNewUnclaimedVolume(volume) || !storagehelpers.CheckAccessModes(claim, volume) {
-			continue
-		}
-		group := v1helper.GetAccessModesAsString(volume.Spec.AccessModes)
-		byGroup[group] = append(byGroup[group], asAvailable(volume))
-		originals[name] = volume
-	}
-	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
-	for _, modes := range ctrl.volumes.allPossibleMatchingAccessModes(claim.Spec.AccessModes) {
-		candidates := byGroup[v1helper.GetAccessModesAsString(modes)]
-		if len(candidates) == 0 {
-			continue
-		}
-		if match, err := storagehelpers.FindMatchingVolume(claim, candidates, nil, nil, false, vacEnabled); err == nil && match != nil {
-			return originals[match.Name]
-		}
-	}
-	return nil
-}
-
-// takeVolumeInGrace makes a volume in grace chosen by a claim's match (under
-// the matcher) the claim's offer, so that no other claim's match and no sync
-// of the volume offers it elsewhere, and the volume's sync keeps it Pending
-// while the claim binds it. It returns false if the volume was offered to
-// another claim meanwhile (by its own sync, which does not hold the matcher):
-// the claim is matched again.
-func (ctrl *PersistentVolumeController) takeVolumeInGrace(ctx context.Context, claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) bool {
-	key := claimToClaimKey(claim)
-	if !ctrl.volumeOffers.offerIfFree(volume.Name, key, claim.UID) {
-		return false
-	}
-	ctrl.volumesInGrace.remove(storagehelpers.GetPersistentVolumeClass(volume), volume.Name)
-	klog.FromContext(ctx).V(4).Info("Claim takes a new volume in its grace period", "PVC", klog.KObj(claim), "volumeName", volume.Name)
 	return true
 }

@@ -21,14 +21,11 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	pvtesting "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/testing"
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -36,7 +33,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/component-helpers/storage/volume"
-	"k8s.io/klog/v2/ktesting"
 )
 
 // newUnclaimedVolume returns a new (Pending) 1Gi volume without claimRef,
@@ -104,9 +100,8 @@ func TestUnclaimedVolumeLeftPendingInGrace(t *testing.T) {
 
 // A volume in grace whose claim comes later than it (the order of two watch
 // streams, or a user who creates the volume first) is bound with the bind's
-// four writes: the claim's match finds nothing Available and takes the volume
-// in grace (or queues it, whose sync offers it to the claim, when the claim
-// was matched before the volume was in the set). Without the grace period: five
+// four writes: the claim's match finds nothing Available and queues the
+// volume, whose sync offers it to the claim. Without the grace period: five
 // (update persistentvolumes/status to Available first). When no claim comes,
 // the volume is written Available when the grace period ends.
 func TestVolumeInGraceBoundByLaterClaim(t *testing.T) {
@@ -321,192 +316,5 @@ func TestVolumesInGraceSweepsEndedEntries(t *testing.T) {
 	}
 	if got := fmt.Sprint(g.take("a", now)); got != "[running]" {
 		t.Errorf("take: %s, want [running]", got)
-	}
-}
-
-// A claim whose match finds a new volume in its grace period that fits, and
-// no better Available one, binds it in its own sync, from Pending, with the
-// bind's four writes. Without the patch the claim's sync only queues the
-// volume (wakeVolumesInGrace): the claim stays Pending after it and the
-// volume is bound only after a sync of the volume and another of the claim.
-func TestClaimTakesVolumeInGrace(t *testing.T) {
-	inGrace := func(name, size string, modes ...v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
-		pv := newVolume(name, size, "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty)
-		if len(modes) > 0 {
-			pv.Spec.AccessModes = modes
-		}
-		return pv
-	}
-	boundTo := func(name, size, claimUID, claimName string) *v1.PersistentVolume {
-		return newVolume(name, size, claimUID, claimName, v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)
-	}
-	available := func(name, size string) *v1.PersistentVolume {
-		return newVolume(name, size, "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
-	}
-	pending := newClaim("claim", "uid", "1Gi", "", v1.ClaimPending, nil)
-	boundClaim := func(volumeName string) *v1.PersistentVolumeClaim {
-		return newClaim("claim", "uid", "1Gi", volumeName, v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)
-	}
-	// syncInGrace puts every Pending volume named grace-* in the grace set
-	// (and offers those named grace-offered-* to another claim), then syncs
-	// the claim once.
-	syncInGrace := func(ctrl *PersistentVolumeController, reactor *pvtesting.VolumeReactor, test controllerTest) error {
-		ctrl.unclaimedVolumeGrace = time.Minute
-		for _, pv := range test.initialVolumes {
-			if pv.Status.Phase == v1.VolumePending && strings.HasPrefix(pv.Name, "grace-") {
-				ctrl.volumesInGrace.add(classEmpty, pv.Name, time.Now().Add(time.Minute))
-			}
-			if strings.HasPrefix(pv.Name, "grace-offered-") {
-				ctrl.volumeOffers.offer(pv.Name, "default/other", "uid-other")
-			}
-		}
-		return testSyncClaim(ctrl, reactor, test)
-	}
-	tests := []controllerTest{
-		{
-			name:            "a volume in grace that fits is bound in the claim's sync",
-			initialVolumes:  newVolumeArray("grace-a", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty),
-			expectedVolumes: []*v1.PersistentVolume{boundTo("grace-a", "1Gi", "uid", "claim")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{boundClaim("grace-a")},
-			test:            syncInGrace,
-		},
-		{
-			name:            "the smaller of two volumes in grace",
-			initialVolumes:  []*v1.PersistentVolume{inGrace("grace-5g", "5Gi"), inGrace("grace-2g", "2Gi")},
-			expectedVolumes: []*v1.PersistentVolume{inGrace("grace-5g", "5Gi"), boundTo("grace-2g", "2Gi", "uid", "claim")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{withCapacity("2Gi", boundClaim("grace-2g"))},
-			test:            syncInGrace,
-		},
-		{
-			name:            "a volume in grace smaller than the Available match",
-			initialVolumes:  []*v1.PersistentVolume{available("volume-5g", "5Gi"), inGrace("grace-2g", "2Gi")},
-			expectedVolumes: []*v1.PersistentVolume{available("volume-5g", "5Gi"), boundTo("grace-2g", "2Gi", "uid", "claim")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{withCapacity("2Gi", boundClaim("grace-2g"))},
-			test:            syncInGrace,
-		},
-		{
-			name:            "an Available match smaller than the volume in grace",
-			initialVolumes:  []*v1.PersistentVolume{available("volume-2g", "2Gi"), inGrace("grace-5g", "5Gi")},
-			expectedVolumes: []*v1.PersistentVolume{boundTo("volume-2g", "2Gi", "uid", "claim"), inGrace("grace-5g", "5Gi")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{withCapacity("2Gi", boundClaim("volume-2g"))},
-			test:            syncInGrace,
-		},
-		{
-			name:            "not a volume in grace offered to another claim",
-			initialVolumes:  []*v1.PersistentVolume{inGrace("grace-offered-a", "1Gi")},
-			expectedVolumes: []*v1.PersistentVolume{inGrace("grace-offered-a", "1Gi")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{pending},
-			expectedEvents:  []string{"Normal FailedBinding"},
-			test:            syncInGrace,
-		},
-		{
-			name:            "not a volume in grace whose access modes do not fit",
-			initialVolumes:  []*v1.PersistentVolume{inGrace("grace-rox", "1Gi", v1.ReadOnlyMany)},
-			expectedVolumes: []*v1.PersistentVolume{inGrace("grace-rox", "1Gi", v1.ReadOnlyMany)},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{pending},
-			expectedEvents:  []string{"Normal FailedBinding"},
-			test:            syncInGrace,
-		},
-		{
-			name:            "not a volume too small",
-			initialVolumes:  []*v1.PersistentVolume{inGrace("grace-small", "500Mi")},
-			expectedVolumes: []*v1.PersistentVolume{inGrace("grace-small", "500Mi")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{pending},
-			expectedEvents:  []string{"Normal FailedBinding"},
-			test:            syncInGrace,
-		},
-		{
-			name:            "not a Pending volume outside the grace set",
-			initialVolumes:  []*v1.PersistentVolume{inGrace("new-a", "1Gi")},
-			expectedVolumes: []*v1.PersistentVolume{inGrace("new-a", "1Gi")},
-			initialClaims:   []*v1.PersistentVolumeClaim{pending},
-			expectedClaims:  []*v1.PersistentVolumeClaim{pending},
-			expectedEvents:  []string{"Normal FailedBinding"},
-			test:            syncInGrace,
-		},
-	}
-	_, ctx := ktesting.NewTestContext(t)
-	runSyncTests(t, ctx, tests, []*storagev1.StorageClass{}, []*v1.Pod{})
-}
-
-// withCapacity sets the claim's status capacity, as a bind to a volume of
-// that size reports it.
-func withCapacity(size string, claim *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
-	claim.Status.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}
-	return claim
-}
-
-// Stress (run with -race): twice as many claims as volumes in grace, all
-// arriving at once with several workers, so claims' matches take volumes in
-// grace while the volumes' syncs offer them to waiting claims. Every volume
-// ends bound to one claim that names it, no claim names a volume bound to
-// another, and no volume is ever written Available.
-func TestClaimsTakeVolumesInGraceStress(t *testing.T) {
-	const volumes, claims = 30, 60
-	var client *fake.Clientset
-	rc := startRunningControllerWithClient(t, 4, func(c clientset.Interface) clientset.Interface {
-		client = c.(*fake.Clientset)
-		return c
-	}, nil, nil, noerrors)
-	rc.ctrl.unclaimedVolumeGrace = time.Minute
-	var wg sync.WaitGroup
-	for i := range claims {
-		claim := newClaim(fmt.Sprintf("claim-%02d", i), fmt.Sprintf("uid-%02d", i), "1Gi", "", v1.ClaimPending, nil)
-		claim.CreationTimestamp = metav1.NewTime(time.Now().Add(time.Duration(i) * time.Millisecond))
-		wg.Go(func() { rc.addClaim(claim) })
-		if i < volumes {
-			pv := newUnclaimedVolume(fmt.Sprintf("volume-%02d", i), time.Millisecond, classEmpty)
-			if i%2 == 1 {
-				pv.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
-			}
-			wg.Go(func() { rc.addVolume(pv) })
-		}
-	}
-	wg.Wait()
-	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		bound := 0
-		for _, claim := range rc.reactor.Claims() {
-			if claim.Status.Phase == v1.ClaimBound {
-				bound++
-			}
-		}
-		return bound == volumes && rc.ctrl.claimQueue.Len() == 0 && rc.ctrl.volumeQueue.Len() == 0, nil
-	}); err != nil {
-		t.Fatalf("not every volume bound: %v", err)
-	}
-	claimOf := map[string]string{}
-	for _, pv := range rc.reactor.Volumes() {
-		if pv.Status.Phase != v1.VolumeBound || pv.Spec.ClaimRef == nil {
-			t.Errorf("volume %s: phase %s, claimRef %v", pv.Name, pv.Status.Phase, pv.Spec.ClaimRef)
-			continue
-		}
-		claimOf[pv.Name] = pv.Spec.ClaimRef.Name
-	}
-	volumeOf := map[string]string{}
-	for _, claim := range rc.reactor.Claims() {
-		if claim.Spec.VolumeName == "" {
-			continue
-		}
-		if other, ok := volumeOf[claim.Spec.VolumeName]; ok {
-			t.Errorf("volume %s named by claims %s and %s", claim.Spec.VolumeName, other, claim.Name)
-		}
-		volumeOf[claim.Spec.VolumeName] = claim.Name
-		if claimOf[claim.Spec.VolumeName] != claim.Name {
-			t.Errorf("claim %s names volume %s, whose claimRef names %q", claim.Name, claim.Spec.VolumeName, claimOf[claim.Spec.VolumeName])
-		}
-	}
-	for _, action := range client.Actions() {
-		if update, ok := action.(core.UpdateAction); ok {
-			if pv, ok := update.GetObject().(*v1.PersistentVolume); ok && pv.Status.Phase == v1.VolumeAvailable {
-				t.Errorf("volume %s written Available", pv.Name)
-			}
-		}
 	}
 }
