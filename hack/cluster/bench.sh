@@ -70,6 +70,26 @@ scrape_control_plane() {
   } >"$1" || true
 }
 cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+# cpu_snapshot ARM: one line "name seconds" per control-plane process (and our binder), and the
+# machine's busy and total CPU seconds (/proc/stat), for where the cores went during a run
+# (benchreport's "CPU during the run"; docs/operators/scale.md "Binding at scale").
+cpu_snapshot() {
+  local name pid
+  for name in kube-apiserver etcd kube-controller-manager kube-scheduler kwok-controller; do
+    pid="$(pgrep -f "${KWOK_WORKDIR}/clusters/bench/bin/${name} " | head -1)"
+    [[ -n "${pid}" ]] && echo "${name} $(cpu_seconds "${pid}")"
+  done
+  if [[ "$1" == ours* ]] && pid="$(binder_pid "$1")" && [[ -n "${pid}" ]]; then
+    echo "pv-controller-manager $(cpu_seconds "${pid}")"
+  fi
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / {busy = $2 + $3 + $4 + $7 + $8 + $9; print "machine-busy", busy / hz; print "machine-total", (busy + $5 + $6) / hz}' /proc/stat
+}
+# cpu_json BEFORE AFTER WALL: the differences as JSON (benchreport reads RUN.cpu.json).
+cpu_json() {
+  awk -v wall="$3" -v cores="$(nproc)" 'NR == FNR {before[$1] = $2; next} {d[$1] = $2 - before[$1]}
+    END {printf "{\"wallSeconds\": %.1f, \"cores\": %d, \"machineBusySeconds\": %.1f, \"machineTotalSeconds\": %.1f, \"byProcess\": {", wall, cores, d["machine-busy"], d["machine-total"]
+      sep = ""; for (n in d) if (n !~ /^machine-/) {printf "%s\"%s\": %.1f", sep, n, d[n]; sep = ", "}; print "}}"}' "$1" "$2"
+}
 
 summary="${OUT}/summary.txt"
 start_cluster() { # start_cluster ARM QPS SYNC
@@ -129,6 +149,8 @@ for qps in ${QPS_LIST}; do
       start_cluster "${arm}" "${qps}" "${sync}"
       pid="$(binder_pid "${arm}")"
       cpu_before="$(cpu_seconds "${pid}")"
+      cpu_snapshot "${arm}" >"${OUT}/.cpu-before"
+      run_start="$(date +%s.%N)"
       result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
       scrape_control_plane "${result%.json}.cp-before.prom"
       verified=false
@@ -136,6 +158,9 @@ for qps in ${QPS_LIST}; do
         --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout 30m | tee -a "${summary}" "${OUT}/.last-run"
       grep -q "^verify: every volume is bound to exactly its own claim" "${OUT}/.last-run" && verified=true
       cpu_after="$(cpu_seconds "${pid}")"
+      cpu_snapshot "${arm}" >"${OUT}/.cpu-after"
+      cpu_json "${OUT}/.cpu-before" "${OUT}/.cpu-after" "$(awk -v a="${run_start}" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" >"${result%.json}.cpu.json"
+      rm -f "${OUT}/.cpu-before" "${OUT}/.cpu-after"
       scrape_control_plane "${result%.json}.cp-after.prom"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"

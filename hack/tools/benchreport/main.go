@@ -199,6 +199,7 @@ func main() {
 		for _, r := range runs {
 			md.WriteString(controlPlane(in, r))
 			md.WriteString(writesByClient(in, r))
+			md.WriteString(cpuDuringRun(in, r))
 		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
