@@ -143,8 +143,9 @@ func asAvailable(volume *v1.PersistentVolume) *v1.PersistentVolume {
 // tells whether the volume stays Pending because a waiting claim it fits will
 // bind it (the claim is queued), instead of being made Available. An existing
 // offer is kept while its claim still waits and fits (the claim is queued
-// again); otherwise the oldest waiting claim the volume fits that holds no
-// offer gets it, and the claims that held back for a better fit coming
+// again); otherwise the waiting claim the volume fits best that holds no
+// offer, and that no other new volume fits better, gets it (byTightestFit,
+// fitsBetterComing), and the claims that held back for a better fit coming
 // (betterFitComing) and that it fits are queued, so that one holding back for
 // this volume does not wait for a resync. Claims whose class binds on first consumer are left
 // to the scheduler, which binds only Available volumes.
@@ -207,17 +208,13 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 	if len(fitting) == 0 {
 		return false
 	}
-	// The oldest claim first, as claims created one after another would have
-	// been served by a volume worker that made each volume Available in turn.
-	sort.Slice(fitting, func(i, j int) bool {
-		if !fitting[i].CreationTimestamp.Equal(&fitting[j].CreationTimestamp) {
-			return fitting[i].CreationTimestamp.Before(&fitting[j].CreationTimestamp)
-		}
-		return claimToClaimKey(fitting[i]) < claimToClaimKey(fitting[j])
-	})
+	sort.Slice(fitting, func(i, j int) bool { return byTightestFit(fitting[i], fitting[j]) })
 	offered := false
 	for _, claim := range fitting {
 		key := claimToClaimKey(claim)
+		if ctrl.fitsBetterComing(claim, volume, vacEnabled) {
+			continue
+		}
 		if held, holds := ctrl.volumeOffers.forClaim(key); holds && !ctrl.replaceWorseOffer(ctx, claim, held, volume) {
 			continue
 		}
@@ -250,6 +247,36 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 		return true
 	})
 	return true
+}
+
+// byTightestFit orders the waiting claims a new volume fits: the largest
+// request first (the claim this volume fits most tightly, for which the index
+// would choose it over any larger volume), then the oldest, as claims created
+// one after another would have been served by a volume worker that made each
+// volume Available in turn. Oldest first alone gave a large volume to a small
+// claim whose own volume was also Pending: claims and volumes created while no
+// binder ran were bound crosswise when it started, and the largest claims were
+// left with no volume (make e2e-kind, kind-kubeadm, CI 2026-12-02).
+func byTightestFit(a, b *v1.PersistentVolumeClaim) bool {
+	qa, qb := a.Spec.Resources.Requests[v1.ResourceStorage], b.Spec.Resources.Requests[v1.ResourceStorage]
+	if c := qa.Cmp(qb); c != 0 {
+		return c > 0
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return claimToClaimKey(a) < claimToClaimKey(b)
+}
+
+// fitsBetterComing tells whether another new volume that is not offered to
+// another claim would be chosen for the claim over this one (betterFitComing,
+// 0019): the claim's match would hold back for it, so this volume is not
+// offered to it. Without it a volume went to a claim whose own, smaller volume
+// was Pending too, that volume then to a smaller claim still, and the largest
+// claims were left with none.
+func (ctrl *PersistentVolumeController) fitsBetterComing(claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume, vacEnabled bool) bool {
+	coming, err := ctrl.volumes.betterFitComing(claim, volume, ctrl.volumeOffers.offeredToOthers(claimToClaimKey(claim), nil), vacEnabled)
+	return err == nil && coming
 }
 
 // claimReservedByAVolume tells whether a volume names the claim in its
@@ -287,7 +314,9 @@ func (ctrl *PersistentVolumeController) offeredVolume(claim *v1.PersistentVolume
 // that reserves or is bound to the claim (claimRef) first, as the index
 // returns the claim's own volume before any other (0014); else the one in the
 // earlier access-mode group, or in one group the one FindMatchingVolume
-// prefers. An offered volume that no longer fits is not chosen.
+// prefers, the offered one if they are equal: other claims' matches skip it,
+// so taking the found one instead would leave both out of their reach. An
+// offered volume that no longer fits is not chosen.
 func (pvIndex *persistentVolumeOrderedIndex) preferOffered(claim *v1.PersistentVolumeClaim, found, offered *v1.PersistentVolume, excluded map[string]*v1.PersistentVolume, delayBinding bool) (*v1.PersistentVolume, error) {
 	if offered == nil || !storagehelpers.CheckAccessModes(claim, offered) || (found != nil && found.Spec.ClaimRef != nil) {
 		return found, nil
@@ -313,7 +342,7 @@ func (pvIndex *persistentVolumeOrderedIndex) preferOffered(claim *v1.PersistentV
 		}
 		return found, nil
 	}
-	best, err := storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{found, asAvailable(offered)}, nil, excluded, delayBinding, vacEnabled)
+	best, err := storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{asAvailable(offered), found}, nil, excluded, delayBinding, vacEnabled)
 	if err != nil || best == nil || best.Name != offered.Name {
 		return found, err
 	}
