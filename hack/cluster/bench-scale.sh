@@ -12,13 +12,19 @@
 #   - the binder's writes to the settled population (audit log, its user agent, resident-* objects);
 #   - then IDLE with nothing to do: CPU seconds per minute, RSS (now and peak), Go heap in use,
 #     claim and volume syncs per minute (workqueue adds);
+#   - fresh work under a full resync (FRESH_RESYNC pairs, 0 = skipped): before the population, each
+#     arm alone on the empty cluster binds FRESH_RESYNC pre-bound pairs created at once; after the
+#     idle window the same number are created again while a full pass runs (ours: once its first
+#     full resync has started, pv_controller_requeues_total{reason="full-resync"} > 0, 5 minutes
+#     after its start by default; upstream re-queues everything every sync period): claim->Bound
+#     p50 and all bound, against the empty cluster's;
 #   - failover (FAILOVER=1): two replicas of the arm with leader election on a Lease of their own
 #     (upstream: binder-only KCMs on kube-system/pv-binder-kcm), the leader once synced, the standby
 #     waiting for the Lease; the leader is stopped (crash: SIGKILL, the Lease runs out; stop: SIGTERM,
 #     as a rolling upgrade does) and FAILOVER_PAIRS pre-bound pairs are created at that moment:
 #     stop -> the standby holds the Lease -> its caches synced -> those pairs all bound; and the new
 #     leader's writes to the settled population.
-# Environment: RESIDENT (10000), FRESH (100), IDLE (5m), FAILOVER (1), FAILOVER_PAIRS (10), ARMS ("upstream ours"), QPS (1000, both
+# Environment: RESIDENT (10000), FRESH (100), IDLE (5m), FRESH_RESYNC (0), FAILOVER (1), FAILOVER_PAIRS (10), ARMS ("upstream ours"), QPS (1000, both
 #   binders' client QPS and burst), SYNC_PERIOD (15s), CONCURRENCY (100, the loader's clients),
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
 set -euo pipefail
@@ -38,6 +44,7 @@ export CLUSTER_NAME=bench-scale SECURE_PORT="${BENCH_SECURE_PORT:-10279}"
 idle_seconds="$(awk -v d="${IDLE}" 'BEGIN{n=d+0; if (d ~ /m$/) n*=60; else if (d ~ /h$/) n*=3600; print n}')"
 upstream_port=10280
 FAILOVER="${FAILOVER:-1}"
+FRESH_RESYNC="${FRESH_RESYNC:-0}"
 FAILOVER_PAIRS="${FAILOVER_PAIRS:-10}"
 kwok_dir="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}"
 local_dir="${REPO_ROOT}/_output/local/${CLUSTER_NAME}"
@@ -60,12 +67,7 @@ hack/cluster/local-down.sh --binder-only
 kubeconfig="${local_dir}/kubeconfig"
 audit="${kwok_dir}/logs/audit.log"
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD}" | tee "${summary}"
-echo "=== resident population: ${RESIDENT} pairs Bound, $((RESIDENT / 10)) free PVs, no binder running" | tee -a "${summary}"
-"${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario resident --count "${RESIDENT}" --concurrency "${CONCURRENCY}" \
-  --qps 100000 --prefix resident --json "${OUT}/resident.json" --cleanup=false --timeout 2h | tr '\r' '\n' | grep -v '^\[' | tee -a "${summary}"
-etcd_db="$(du -sm "${kwok_dir}/etcd" 2>/dev/null | cut -f1)"
-echo "etcd data: ${etcd_db:-?} MiB; apiserver RSS $(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$(pgrep -f "${kwok_dir}/.*kube-apiserver" | head -1)/status")" | tee -a "${summary}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} FRESH_RESYNC=${FRESH_RESYNC} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD}" | tee "${summary}"
 
 # binder_writes: the binder's writes to the resident population (not to the fresh pairs).
 binder_writes() { grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"name":"resident-' || true; }
@@ -104,6 +106,51 @@ launch() {
   fi
   launched_pid=$!
 }
+
+# wait_arm_synced ARM PID LOG: polls (0.1 s) until the arm's PV controller has synced its caches;
+# fails if PID exits or after 10 min. Ours: /readyz; upstream: its LOG.
+wait_arm_synced() {
+  for _ in $(seq 1 6000); do
+    if [[ "$1" == upstream ]]; then pv_synced "$3" && return 0
+    else curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1 && return 0; fi
+    kill -0 "$2" 2>/dev/null || { echo "bench-scale.sh: the $1 binder exited" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "bench-scale.sh: the $1 binder's caches not synced after 10 min" >&2
+  return 1
+}
+# fresh_pairs PREFIX: FRESH_RESYNC pre-bound pairs created at once by 10 clients; waits until all are
+# bound and prints pv-load's latency line (claim->Bound p50 ... all bound after ...).
+fresh_pairs() {
+  "${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario prebound --count "${FRESH_RESYNC}" --concurrency 10 \
+    --qps 100000 --prefix "$1" --json "${OUT}/$1.json" --cleanup=false --timeout 30m >"${OUT}/$1.log" 2>&1 ||
+    { echo "bench-scale.sh: pairs $1 not bound: $(tail -3 "${OUT}/$1.log")" >&2; return 1; }
+  tr '\r' '\n' <"${OUT}/$1.log" | grep -m1 'claim->Bound' | sed 's/^[^;]*; //'
+}
+# full_resync_requeues FILE: keys the full resync has queued, in a scrape of ours' /metrics.
+full_resync_requeues() { awk '/^pv_controller_requeues_total\{.*reason="full-resync"/ {s += $2} END {print s + 0}' "$1"; }
+
+# Fresh pairs on the empty cluster, each arm alone: the reference for the same pairs under a full resync.
+if ((FRESH_RESYNC > 0)); then
+  for arm in ${ARMS}; do
+    echo "=== ${arm}: ${FRESH_RESYNC} pre-bound pairs created at once on the empty cluster" | tee -a "${summary}"
+    if [[ "${arm}" == upstream ]]; then launch upstream "${upstream_port}" "${OUT}/upstream-empty.log" --leader-elect=false
+    else launch ours "${SECURE_PORT}" "${OUT}/ours-empty.log" --leader-elect=false; fi
+    pid="${launched_pid}"
+    wait_arm_synced "${arm}" "${pid}" "${OUT}/${arm}-empty.log"
+    line="$(fresh_pairs "empty-${arm}")"
+    echo "empty cluster: ${line}" | tee -a "${summary}"
+    echo "{\"arm\": \"${arm}\", \"pairs\": ${FRESH_RESYNC}, \"where\": \"empty\", \"result\": \"${line}\"}" >"${OUT}/${arm}-empty.summary.json"
+    kill "${pid}"
+    wait "${pid}" 2>/dev/null || true
+  done
+fi
+
+echo "=== resident population: ${RESIDENT} pairs Bound, $((RESIDENT / 10)) free PVs, no binder running" | tee -a "${summary}"
+"${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario resident --count "${RESIDENT}" --concurrency "${CONCURRENCY}" \
+  --qps 100000 --prefix resident --json "${OUT}/resident.json" --cleanup=false --timeout 2h | tr '\r' '\n' | grep -v '^\[' | tee -a "${summary}"
+etcd_db="$(du -sm "${kwok_dir}/etcd" 2>/dev/null | cut -f1)"
+echo "etcd data: ${etcd_db:-?} MiB; apiserver RSS $(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$(pgrep -f "${kwok_dir}/.*kube-apiserver" | head -1)/status")" | tee -a "${summary}"
 
 for arm in ${ARMS}; do
   echo "=== ${arm}: binder started on ${RESIDENT} settled pairs" | tee -a "${summary}"
@@ -148,12 +195,30 @@ for arm in ${ARMS}; do
   syncs_per_min="$(awk -v a="$(adds "${OUT}/${arm}-idle-before.prom")" -v b="$(adds "${OUT}/${arm}-idle-after.prom")" -v s="${idle_seconds}" 'BEGIN{printf "%.0f", (b-a)*60/s}')"
   cpu_per_min="$(awk -v a="${cpu0}" -v b="${cpu1}" -v s="${idle_seconds}" 'BEGIN{printf "%.2f", (b-a)*60/s}')"
   echo "writes to the resident population: ${writes_settled} from start to a minute after the fresh pairs bound, ${writes_idle} while idle; idle ${IDLE}: CPU ${cpu_per_min} s/min, ${syncs_per_min} syncs/min; RSS ${rss} MiB (peak ${hwm} MiB), heap in use ${heap} MiB" | tee -a "${summary}"
+  resync_line=""
+  if ((FRESH_RESYNC > 0)); then
+    # Ours: wait for its first full resync (it starts a full period after the binder's start).
+    if [[ "${arm}" != upstream ]]; then
+      for _ in $(seq 1 120); do
+        metrics "${arm}" >"${OUT}/${arm}-resync-before.prom"
+        (($(full_resync_requeues "${OUT}/${arm}-resync-before.prom") > 0)) && break
+        sleep 5
+      done
+    fi
+    metrics "${arm}" >"${OUT}/${arm}-resync-before.prom"
+    resync_line="$(fresh_pairs "resync-${arm}")"
+    metrics "${arm}" >"${OUT}/${arm}-resync-after.prom"
+    during="$(($(full_resync_requeues "${OUT}/${arm}-resync-after.prom") - $(full_resync_requeues "${OUT}/${arm}-resync-before.prom")))"
+    [[ "${arm}" == upstream ]] && during="$(($(adds "${OUT}/${arm}-resync-after.prom") - $(adds "${OUT}/${arm}-resync-before.prom")))"
+    echo "${FRESH_RESYNC} pairs created during a full pass (keys queued meanwhile, ours: by its full resync; upstream: all work-queue adds: ${during}): ${resync_line}" | tee -a "${summary}"
+  fi
   cat >"${OUT}/${arm}.json" <<JSON
 {"arm": "${arm}", "resident": ${RESIDENT}, "fresh": ${FRESH}, "idleSeconds": ${idle_seconds}, "syncPeriod": "${SYNC_PERIOD}",
  "startToSyncedSeconds": ${synced_s:-null}, "startToFreshBoundSeconds": ${fresh_s},
  "writesStartup": ${writes_settled}, "writesIdle": ${writes_idle},
  "idleCPUSecondsPerMinute": ${cpu_per_min}, "idleSyncsPerMinute": ${syncs_per_min},
- "rssMiB": ${rss}, "peakRSSMiB": ${hwm}, "heapInUseMiB": ${heap:-null}, "etcdMiB": ${etcd_db:-null}}
+ "rssMiB": ${rss}, "peakRSSMiB": ${hwm}, "heapInUseMiB": ${heap:-null}, "etcdMiB": ${etcd_db:-null},
+ "freshUnderFullResync": "${resync_line}"}
 JSON
   kill "${pid}"
   wait "${pid}" 2>/dev/null || true
