@@ -63,10 +63,12 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 		if volume, err = ctrl.volumes.preferOffered(claim, volume, offered, nil, delayBinding); err != nil || volume == nil {
 			return volume, err
 		}
-		if coming, err := ctrl.volumes.betterFitComing(claim, volume, ctrl.volumeOffers.offeredToOthers(key, nil), vacEnabled); err != nil {
+		// Held back from before the check on: a volume bound meanwhile by the
+		// claim it was offered to wakes it (endOffer).
+		ctrl.heldBackClaims.add(class, key)
+		if coming, err := ctrl.volumes.betterFitComing(claim, volume, nil, vacEnabled); err != nil {
 			return nil, err
 		} else if coming {
-			ctrl.heldBackClaims.add(class, key)
 			return nil, errSmallerFitComing
 		}
 		ctrl.waitingClaims.remove(class, key)
@@ -82,10 +84,12 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 		return volume, err
 	}
 	// Still waiting: the better volume wakes the claim when it turns Available.
-	if coming, err := ctrl.volumes.betterFitComing(claim, volume, ctrl.volumeOffers.offeredToOthers(key, excluded), vacEnabled); err != nil {
+	// A better volume offered to another claim counts too: that claim may bind
+	// another, and the offer then ends (0024).
+	ctrl.heldBackClaims.add(class, key)
+	if coming, err := ctrl.volumes.betterFitComing(claim, volume, excluded, vacEnabled); err != nil {
 		return nil, err
 	} else if coming {
-		ctrl.heldBackClaims.add(class, key)
 		return nil, errSmallerFitComing
 	}
 	ctrl.waitingClaims.remove(class, key)

@@ -70,6 +70,26 @@ func (o *volumeOffers) offer(volumeName, claimKey string, claimUID types.UID) {
 	o.byClaim[claimKey] = volumeName
 }
 
+// offerToUnoffered offers the volume to the claim unless the claim holds an
+// offer. Two volume workers can find one waiting claim holding none at once:
+// with offer, the second overwrote the first's entry for the claim, and the
+// first volume stayed Pending, offered to a claim that bound the other, until
+// a resync (TestVolumesInGraceStress, 1 of 10 runs).
+func (o *volumeOffers) offerToUnoffered(volumeName, claimKey string, claimUID types.UID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, holds := o.byClaim[claimKey]; holds {
+		return false
+	}
+	if o.byVolume == nil {
+		o.byVolume = map[string]volumeOffer{}
+		o.byClaim = map[string]string{}
+	}
+	o.byVolume[volumeName] = volumeOffer{claimKey: claimKey, claimUID: claimUID}
+	o.byClaim[claimKey] = volumeName
+	return true
+}
+
 // forVolume returns the claim the volume is offered to.
 func (o *volumeOffers) forVolume(volumeName string) (volumeOffer, bool) {
 	o.mu.Lock()
@@ -218,7 +238,16 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 		if held, holds := ctrl.volumeOffers.forClaim(key); holds && !ctrl.replaceWorseOffer(ctx, claim, held, volume) {
 			continue
 		}
-		ctrl.volumeOffers.offer(volume.Name, key, claim.UID)
+		if !ctrl.volumeOffers.offerToUnoffered(volume.Name, key, claim.UID) {
+			continue // another volume's sync offered itself to the claim meanwhile
+		}
+		// The claim may have bound another volume since it was read, and its
+		// sync's endOffer may have run before this offer: a bind stores the
+		// claim before endOffer, so read it again.
+		if current := getClaim(key); current == nil || current.UID != claim.UID || !fits(current) {
+			ctrl.volumeOffers.withdraw(volume.Name)
+			continue
+		}
 		ctrl.waitingClaims.remove(class, key)
 		ctrl.claimQueue.Add(key)
 		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeAvailable).Inc()
@@ -367,6 +396,9 @@ func (ctrl *PersistentVolumeController) endOffer(ctx context.Context, claimKey s
 	}
 	if volume, ok := obj.(*v1.PersistentVolume); !found || !ok || !isNewUnclaimedVolume(volume) {
 		ctrl.volumeOffers.withdraw(name)
+		if found && ok {
+			ctrl.wakeHeldBackClaims(ctx, volume)
+		}
 		return
 	}
 	if obj, found, err := ctrl.claims.GetByKey(claimKey); err == nil && found {
@@ -378,6 +410,19 @@ func (ctrl *PersistentVolumeController) endOffer(ctx context.Context, claimKey s
 	klog.FromContext(ctx).V(4).Info("Offer of a new volume ended, queueing the volume", "volumeName", name, "PVC", claimKey)
 	metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueVolumeChanged).Inc()
 	ctrl.volumeQueue.Add(name)
+}
+
+// wakeHeldBackClaims queues the claims of the volume's class that held back
+// for a better fit coming (0019) when the volume, offered to another claim,
+// is no longer coming (bound): a match counts volumes offered to other claims
+// as coming, since such a claim may bind another volume instead.
+func (ctrl *PersistentVolumeController) wakeHeldBackClaims(ctx context.Context, volume *v1.PersistentVolume) {
+	ctrl.heldBackClaims.wake(storagehelpers.GetPersistentVolumeClass(volume), func(key string) bool {
+		klog.FromContext(ctx).V(4).Info("Offered volume no longer new, queueing a claim that held back for it", "volumeName", volume.Name, "PVC", key)
+		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeChanged).Inc()
+		ctrl.claimQueue.Add(key)
+		return true
+	})
 }
 
 // offeredVolumeDeleted ends the offer of a deleted volume and queues the

@@ -20,6 +20,7 @@ package persistentvolume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
+	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/kubernetes/pkg/controller"
 )
@@ -59,6 +61,37 @@ func TestOfferGoesToTheTightestFit(t *testing.T) {
 	// claim-2 and claim-3 both ask 6Gi; claim-2 is older. claim-4 (8Gi) does not fit.
 	if offer, _ := o.ctrl.volumeOffers.forVolume(pv.Name); offer.claimKey != "default/claim-2" {
 		t.Errorf("6Gi volume offered to %q, want default/claim-2", offer.claimKey)
+	}
+}
+
+// A claim whose match held back for a smaller volume offered to another claim
+// is queued when that claim binds it (endOffer), and then takes the next best
+// volume; without the wake it waited for a resync (15 s).
+func TestClaimHeldBackForAnOfferedVolumeWokenWhenItIsBound(t *testing.T) {
+	claim := newClaim("claim", "uid", "1Gi", "", v1.ClaimPending, nil)
+	other := newClaim("other", "uid-other", "1Gi", "", v1.ClaimPending, nil)
+	o := newOfferTest(t, claim, other)
+	o.addVolume(t, newVolume("for-other", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty))
+	o.addVolume(t, newVolume("larger", "5Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
+	o.ctrl.volumeOffers.offer("for-other", "default/other", "uid-other")
+	if got, err := o.ctrl.matchClaim(o.ctx, claim, false); got != nil || !errors.Is(err, errSmallerFitComing) {
+		t.Fatalf("matchClaim = %v, %v; want it held back for the volume offered to the other claim", got, err)
+	}
+	queued(o.ctrl.claimQueue)
+
+	// The other claim binds its offered volume; its sync ends.
+	if err := o.ctrl.volumes.store.Update(newVolume("for-other", "1Gi", "uid-other", "other", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.ctrl.claims.Update(newClaim("other", "uid-other", "1Gi", "for-other", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	o.ctrl.endOffer(o.ctx, "default/other")
+	if got := fmt.Sprint(queued(o.ctrl.claimQueue)); got != "[default/claim]" {
+		t.Errorf("claims queued %s, want [default/claim]", got)
+	}
+	if got, err := o.ctrl.matchClaim(o.ctx, claim, false); err != nil || got == nil || got.Name != "larger" {
+		t.Errorf("matchClaim = %v, %v; want larger", got, err)
 	}
 }
 

@@ -208,7 +208,8 @@ func (ctrl *PersistentVolumeController) replaceWorseOffer(ctx context.Context, c
 	if !ok || !isNewUnclaimedVolume(held) {
 		return false
 	}
-	best, err := ctrl.volumes.preferOffered(claim, asAvailable(held), volume, nil, false)
+	// The held volume as the offer: of two equal volumes preferOffered keeps it.
+	best, err := ctrl.volumes.preferOffered(claim, asAvailable(volume), held, nil, false)
 	if err != nil || best == nil || best.Name != volume.Name {
 		return false
 	}
