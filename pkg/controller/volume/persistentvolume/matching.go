@@ -48,7 +48,7 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	l, _ := ctx.Value(claimSyncLockKey{}).(*claimSyncLock)
 	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
 	// A new volume offered to this claim (offers.go) is a candidate although
-	// not Available yet; volumes offered to other claims are not coming. Not
+	// not Available yet; volumes offered to other claims may still come (0024). Not
 	// for a sync that locked one volume instead of the matcher (the claim is
 	// reserved by it): binding another volume would run without its lock.
 	var offered *v1.PersistentVolume

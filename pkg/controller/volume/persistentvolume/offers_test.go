@@ -382,8 +382,8 @@ func TestMatchWithOffer(t *testing.T) {
 				for _, pv := range test.volumes {
 					o.addVolume(t, pv)
 				}
-				o.ctrl.volumeOffers.offer("offered", "default/claim", "uid")
-				o.ctrl.volumeOffers.offer("for-other", "default/other", "uid-other")
+				o.ctrl.volumeOffers.offerToUnoffered("offered", "default/claim", "uid")
+				o.ctrl.volumeOffers.offerToUnoffered("for-other", "default/other", "uid-other")
 				ctx, unlock := o.ctx, func() {}
 				if locked {
 					o.ctrl.syncLocks = newSyncLocks(2)
@@ -457,7 +457,7 @@ func TestNoOfferToAReservedClaim(t *testing.T) {
 	if offer, ok := o.ctrl.volumeOffers.forVolume("volume"); ok {
 		t.Errorf("volume offered to %s, which a volume reserves", offer.claimKey)
 	}
-	o.ctrl.volumeOffers.offer("volume", "default/claim", "uid")
+	o.ctrl.volumeOffers.offerToUnoffered("volume", "default/claim", "uid")
 	if got := o.ctrl.offeredVolume(claim); got != nil {
 		t.Errorf("offeredVolume = %s for a claim a volume reserves, want none", got.Name)
 	}
@@ -467,8 +467,8 @@ func TestNoOfferToAReservedClaim(t *testing.T) {
 // wait for (fitsBetterComing, 0024).
 func TestOfferedToOthersExcluded(t *testing.T) {
 	var o volumeOffers
-	o.offer("a", "ns/one", "uid-1")
-	o.offer("b", "ns/two", "uid-2")
+	o.offerToUnoffered("a", "ns/one", "uid-1")
+	o.offerToUnoffered("b", "ns/two", "uid-2")
 	got := o.offeredToOthers("ns/one", map[string]*v1.PersistentVolume{"c": nil})
 	if _, ok := got["a"]; ok {
 		t.Error("the claim's own offer is excluded")

@@ -73,7 +73,7 @@ func TestClaimHeldBackForAnOfferedVolumeWokenWhenItIsBound(t *testing.T) {
 	o := newOfferTest(t, claim, other)
 	o.addVolume(t, newVolume("for-other", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty))
 	o.addVolume(t, newVolume("larger", "5Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty))
-	o.ctrl.volumeOffers.offer("for-other", "default/other", "uid-other")
+	o.ctrl.volumeOffers.offerToUnoffered("for-other", "default/other", "uid-other")
 	if got, err := o.ctrl.matchClaim(o.ctx, claim, false); got != nil || !errors.Is(err, errSmallerFitComing) {
 		t.Fatalf("matchClaim = %v, %v; want it held back for the volume offered to the other claim", got, err)
 	}
@@ -222,4 +222,23 @@ func startRunningControllerOnExisting(t *testing.T, workers int, volumes []*v1.P
 		factory.Shutdown()
 	})
 	return rc
+}
+
+// A claim holds one offer: a second volume's offer is refused, not written
+// over the first (two volume workers offering at once left the first volume
+// Pending, offered to a claim bound elsewhere).
+func TestOfferToUnofferedRefusesASecondOffer(t *testing.T) {
+	var o volumeOffers
+	if !o.offerToUnoffered("volume-a", "ns/claim", "uid") {
+		t.Fatal("first offer refused")
+	}
+	if o.offerToUnoffered("volume-b", "ns/claim", "uid") {
+		t.Error("second offer to the same claim made")
+	}
+	if name, _ := o.forClaim("ns/claim"); name != "volume-a" {
+		t.Errorf("claim holds %q, want volume-a", name)
+	}
+	if _, ok := o.forVolume("volume-b"); ok {
+		t.Error("volume-b recorded as offered")
+	}
 }
