@@ -27,6 +27,10 @@
 # Environment: RESIDENT (10000), FRESH (100), IDLE (5m), FRESH_RESYNC (0), FAILOVER (1), FAILOVER_PAIRS (10), ARMS ("upstream ours"), QPS (1000, both
 #   binders' client QPS and burst), SYNC_PERIOD (15s), CONCURRENCY (100, the loader's clients),
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
+#   An arm "ours+NAME" is ours with VARIANT_NAME's settings: PVCM_BIN=<another build>, PVCM_ARGS=<one
+#   flag>, anything else as the binder's environment (as make bench's arms).
+#   KEEP=1 leaves the cluster up at the end; REUSE=1 runs the arms on a cluster a KEEP=1 run left
+#   (no new population, no empty-cluster reference: the earlier run's summary has it).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
@@ -54,20 +58,25 @@ upstream_pid="" ours_pid=""
 replica_pids=()
 cleanup() {
   for p in ${upstream_pid} ${ours_pid} "${replica_pids[@]}"; do kill "${p}" 2>/dev/null || true; done
-  hack/cluster/local-down.sh >/dev/null 2>&1 || true
+  [[ "${KEEP:-0}" == 1 ]] || hack/cluster/local-down.sh >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 trap 'echo "interrupted: tearing the cluster down" >&2; exit 130' INT TERM
 
 make --no-print-directory build >/dev/null
 go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
-hack/cluster/local-down.sh >/dev/null
-ARM=ours AUDIT=1 NODES=1 KUBE_API_QPS="${QPS}" KUBE_API_BURST="${QPS}" SYNC_PERIOD="${SYNC_PERIOD}" SKIP_BUILD=1 hack/cluster/local-up.sh >/dev/null
-hack/cluster/local-down.sh --binder-only
+REUSE="${REUSE:-0}"
+if [[ "${REUSE}" != 1 ]]; then
+  hack/cluster/local-down.sh >/dev/null
+  ARM=ours AUDIT=1 NODES=1 KUBE_API_QPS="${QPS}" KUBE_API_BURST="${QPS}" SYNC_PERIOD="${SYNC_PERIOD}" SKIP_BUILD=1 hack/cluster/local-up.sh >/dev/null
+  hack/cluster/local-down.sh --binder-only
+fi
 kubeconfig="${local_dir}/kubeconfig"
 audit="${kwok_dir}/logs/audit.log"
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} FRESH_RESYNC=${FRESH_RESYNC} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD}" | tee "${summary}"
+summary_mode=">"
+[[ "${REUSE}" == 1 ]] && summary_mode=">>"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} FRESH_RESYNC=${FRESH_RESYNC} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD} ARMS=${ARMS}$( for a in ${ARMS}; do [[ "${a}" == *+* ]] && v="VARIANT_${a#*+}" && printf ' %s="%s"' "${v}" "${!v:-}"; done)$([[ "${REUSE}" == 1 ]] && echo " REUSE=1")" | tee $([[ "${summary_mode}" == ">>" ]] && echo -a) "${summary}"
 
 # binder_writes: the binder's writes to the resident population (not to the fresh pairs).
 binder_writes() { grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"name":"resident-' || true; }
@@ -89,9 +98,21 @@ since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}'; 
 pv_synced() { awk '/Starting persistent volume controller/ {s = 1} s && /Caches are synced/ {f = 1} END {exit !f}' "$1"; }
 
 # launch ARM PORT LOG FLAG...: a binder of ARM in the background, its leader-election FLAGs given;
-# sets launched_pid. upstream: a binder-only KCM; ours under local-up.sh's identity for the binder.
+# sets launched_pid. upstream: a binder-only KCM; ours (and ours+NAME) under local-up.sh's identity
+# for the binder.
 launch() {
   local arm="$1" port="$2" log="$3" kc="${local_dir}/pv-controller-manager.kubeconfig"
+  local bin="${BIN_DIR}/pv-controller-manager" args="${PVCM_ARGS:-}" penv="${PVCM_ENV:-}"
+  if [[ "${arm}" == *+* ]]; then
+    local variant="VARIANT_${arm#*+}" kv
+    for kv in ${!variant:-}; do
+      case "${kv}" in
+        PVCM_BIN=*) bin="${kv#*=}" ;;
+        PVCM_ARGS=*) args="${kv#*=}" ;;
+        *) penv="${penv} ${kv}" ;;
+      esac
+    done
+  fi
   shift 3
   if [[ "${arm}" == upstream ]]; then
     "${kwok_dir}/bin/kube-controller-manager" --kubeconfig="${kwok_dir}/kubeconfig.yaml" \
@@ -100,8 +121,8 @@ launch() {
       --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" >"${log}" 2>&1 &
   else
     # shellcheck disable=SC2086
-    env ${PVCM_ENV:-} "${BIN_DIR}/pv-controller-manager" --kubeconfig="${kc}" --authentication-kubeconfig="${kc}" \
-      --authorization-kubeconfig="${kc}" --secure-port="${port}" "$@" ${PVCM_ARGS:-} \
+    env ${penv} "${bin}" --kubeconfig="${kc}" --authentication-kubeconfig="${kc}" \
+      --authorization-kubeconfig="${kc}" --secure-port="${port}" "$@" ${args} \
       --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" >"${log}" 2>&1 &
   fi
   launched_pid=$!
@@ -127,18 +148,21 @@ fresh_pairs() {
     { echo "bench-scale.sh: pairs $1 not bound: $(tail -3 "${OUT}/$1.log")" >&2; return 1; }
   tr '\r' '\n' <"${OUT}/$1.log" | grep -m1 'claim->Bound' | sed 's/^[^;]*; //'
 }
-# full_resync_requeues FILE: keys the full resync has queued, in a scrape of ours' /metrics.
-full_resync_requeues() { awk '/^pv_controller_requeues_total\{.*reason="full-resync"/ {s += $2} END {print s + 0}' "$1"; }
+# full_resync_requeues FILE: keys a full pass has queued (the periodic full resync, or the paced
+# first pass over the settled objects the binder found at its start), in a scrape of ours' /metrics.
+full_resync_requeues() { awk '/^pv_controller_requeues_total\{.*reason="(full-resync|initial-pass)"/ {s += $2} END {print s + 0}' "$1"; }
+# name ARM: ARM as a Kubernetes name prefix ("ours+x" -> "ours-x").
+name() { echo "${1//+/-}"; }
 
 # Fresh pairs on the empty cluster, each arm alone: the reference for the same pairs under a full resync.
-if ((FRESH_RESYNC > 0)); then
+if ((FRESH_RESYNC > 0)) && [[ "${REUSE}" != 1 ]]; then
   for arm in ${ARMS}; do
     echo "=== ${arm}: ${FRESH_RESYNC} pre-bound pairs created at once on the empty cluster" | tee -a "${summary}"
     if [[ "${arm}" == upstream ]]; then launch upstream "${upstream_port}" "${OUT}/upstream-empty.log" --leader-elect=false
-    else launch ours "${SECURE_PORT}" "${OUT}/ours-empty.log" --leader-elect=false; fi
+    else launch "${arm}" "${SECURE_PORT}" "${OUT}/${arm}-empty.log" --leader-elect=false; fi
     pid="${launched_pid}"
     wait_arm_synced "${arm}" "${pid}" "${OUT}/${arm}-empty.log"
-    line="$(fresh_pairs "empty-${arm}")"
+    line="$(fresh_pairs "empty-$(name "${arm}")")"
     echo "empty cluster: ${line}" | tee -a "${summary}"
     echo "{\"arm\": \"${arm}\", \"pairs\": ${FRESH_RESYNC}, \"where\": \"empty\", \"result\": \"${line}\"}" >"${OUT}/${arm}-empty.summary.json"
     kill "${pid}"
@@ -146,9 +170,13 @@ if ((FRESH_RESYNC > 0)); then
   done
 fi
 
-echo "=== resident population: ${RESIDENT} pairs Bound, $((RESIDENT / 10)) free PVs, no binder running" | tee -a "${summary}"
-"${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario resident --count "${RESIDENT}" --concurrency "${CONCURRENCY}" \
-  --qps 100000 --prefix resident --json "${OUT}/resident.json" --cleanup=false --timeout 2h | tr '\r' '\n' | grep -v '^\[' | tee -a "${summary}"
+if [[ "${REUSE}" != 1 ]]; then
+  echo "=== resident population: ${RESIDENT} pairs Bound, $((RESIDENT / 10)) free PVs, no binder running" | tee -a "${summary}"
+  "${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario resident --count "${RESIDENT}" --concurrency "${CONCURRENCY}" \
+    --qps 100000 --prefix resident --json "${OUT}/resident.json" --cleanup=false --timeout 2h | tr '\r' '\n' | grep -v '^\[' | tee -a "${summary}"
+else
+  echo "=== the population a KEEP=1 run left: $("${TOOLS_BIN}/kubectl" --kubeconfig "${kubeconfig}" get pvc -A --no-headers 2>/dev/null | wc -l) claims" | tee -a "${summary}"
+fi
 etcd_db="$(du -sm "${kwok_dir}/etcd" 2>/dev/null | cut -f1)"
 echo "etcd data: ${etcd_db:-?} MiB; apiserver RSS $(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$(pgrep -f "${kwok_dir}/.*kube-apiserver" | head -1)/status")" | tee -a "${summary}"
 
@@ -162,14 +190,14 @@ for arm in ${ARMS}; do
     pid="${upstream_pid}"
     synced() { pv_synced "${OUT}/upstream.log"; }
   else
-    launch ours "${SECURE_PORT}" "${OUT}/ours.log" --leader-elect=false
+    launch "${arm}" "${SECURE_PORT}" "${OUT}/${arm}.log" --leader-elect=false
     ours_pid="${launched_pid}"
     pid="${ours_pid}"
     synced() { curl -skf "https://127.0.0.1:${SECURE_PORT}/readyz" >/dev/null 2>&1; }
   fi
   # Fresh pairs at once: how soon a binder that just started on this population binds new work.
   "${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario prebound --count "${FRESH}" --concurrency 10 \
-    --qps 100000 --prefix "fresh-${arm}" --json "${OUT}/${arm}-fresh.json" --cleanup=false --timeout 30m >"${OUT}/${arm}-fresh.log" 2>&1 &
+    --qps 100000 --prefix "fresh-$(name "${arm}")" --json "${OUT}/${arm}-fresh.json" --cleanup=false --timeout 30m >"${OUT}/${arm}-fresh.log" 2>&1 &
   fresh_pid=$!
   synced_s=""
   for _ in $(seq 1 6000); do
@@ -206,7 +234,7 @@ for arm in ${ARMS}; do
       done
     fi
     metrics "${arm}" >"${OUT}/${arm}-resync-before.prom"
-    resync_line="$(fresh_pairs "resync-${arm}")"
+    resync_line="$(fresh_pairs "resync-$(name "${arm}")")"
     metrics "${arm}" >"${OUT}/${arm}-resync-after.prom"
     during="$(($(full_resync_requeues "${OUT}/${arm}-resync-after.prom") - $(full_resync_requeues "${OUT}/${arm}-resync-before.prom")))"
     [[ "${arm}" == upstream ]] && during="$(($(adds "${OUT}/${arm}-resync-after.prom") - $(adds "${OUT}/${arm}-resync-before.prom")))"
@@ -232,7 +260,7 @@ start_replica() {
   if [[ "$1" == upstream ]]; then
     launch upstream "${port}" "${OUT}/$1-replica-$2.log" --leader-elect=true --leader-elect-resource-name=pv-binder-kcm
   else
-    launch ours "${port}" "${OUT}/$1-replica-$2.log" --leader-elect=true
+    launch "$1" "${port}" "${OUT}/$1-replica-$2.log" --leader-elect=true
   fi
   replica_pid="${launched_pid}"
   replica_pids+=("${replica_pid}")
@@ -272,7 +300,7 @@ if [[ "${FAILOVER}" == "1" ]]; then
       t0="$(date +%s%N)"
       if [[ "${mode}" == crash ]]; then kill -KILL "${leader}"; else kill -TERM "${leader}"; fi
       "${BIN_DIR}/pv-load" --kubeconfig "${kubeconfig}" --scenario prebound --count "${FAILOVER_PAIRS}" --concurrency 10 \
-        --qps 100000 --prefix "failover-${arm}-${mode}" --json "${OUT}/${arm}-failover-${mode}.json" --cleanup=false --timeout 30m \
+        --qps 100000 --prefix "failover-$(name "${arm}")-${mode}" --json "${OUT}/${arm}-failover-${mode}.json" --cleanup=false --timeout 30m \
         >"${OUT}/${arm}-failover-${mode}.log" 2>&1 &
       pairs_pid=$!
       wait_log "${OUT}/${arm}-replica-2.log" "${leading_pattern}" "${standby}"
