@@ -76,7 +76,7 @@ audit="${kwok_dir}/logs/audit.log"
 
 summary_mode=">"
 [[ "${REUSE}" == 1 ]] && summary_mode=">>"
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} FRESH_RESYNC=${FRESH_RESYNC} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD} ARMS=${ARMS}$( for a in ${ARMS}; do [[ "${a}" == *+* ]] && v="VARIANT_${a#*+}" && printf ' %s="%s"' "${v}" "${!v:-}"; done)$([[ "${REUSE}" == 1 ]] && echo " REUSE=1")" | tee $([[ "${summary_mode}" == ">>" ]] && echo -a) "${summary}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $("${BIN_DIR}/pv-controller-manager" --version | cut -d' ' -f2-); RESIDENT=${RESIDENT} FRESH=${FRESH} IDLE=${IDLE} FRESH_RESYNC=${FRESH_RESYNC} QPS=${QPS} SYNC_PERIOD=${SYNC_PERIOD} ARMS=${ARMS}$( for a in ${ARMS}; do [[ "${a}" == *+* ]] && v="VARIANT_${a#*+}" && printf ' %s="%s"' "${v}" "${!v:-}"; done)$([[ "${REUSE}" == 1 ]] && echo " REUSE=1")" | tee $([[ "${summary_mode}" == ">>" ]] && echo -a) "${summary}"
 
 # binder_writes: the binder's writes to the resident population (not to the fresh pairs).
 binder_writes() { grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"name":"resident-' || true; }

@@ -53,6 +53,8 @@ type runningController struct {
 	// events are the watch events still being sent; they are delivered
 	// before the informers stop, or a late send would hit a closed watch.
 	events sync.WaitGroup
+	// stop, when set, cancels the controller's context and stops its informers.
+	stop func()
 }
 
 func startRunningController(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, errors []pvtesting.ReactorError) *runningController {

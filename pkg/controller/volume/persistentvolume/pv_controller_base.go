@@ -133,8 +133,11 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 
 	logger := klog.FromContext(ctx)
 	_, err := p.VolumeInformer.Informer().AddEventHandlerWithOptions(
-		cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj interface{}) {
+		cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj interface{}, isInInitialList bool) {
+				if isInInitialList && isVolumeSettled(obj) {
+					return // synced by the first pass (initialPass)
+				}
 				controller.enqueueWork(ctx, controller.volumeQueue, obj)
 				controller.enqueueClaimsForVolume(ctx, obj)
 			},
@@ -153,8 +156,13 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 	controller.volumeListerSynced = p.VolumeInformer.Informer().HasSynced
 
 	_, err = p.ClaimInformer.Informer().AddEventHandlerWithOptions(
-		cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { controller.enqueueWork(ctx, controller.claimQueue, obj) },
+		cache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj interface{}, isInInitialList bool) {
+				if isInInitialList && isClaimObjectSettled(obj) {
+					return // synced by the first pass (initialPass)
+				}
+				controller.enqueueWork(ctx, controller.claimQueue, obj)
+			},
 			UpdateFunc: func(oldObj, newObj interface{}) { controller.enqueueWork(ctx, controller.claimQueue, newObj) },
 			DeleteFunc: func(obj interface{}) { controller.enqueueWork(ctx, controller.claimQueue, obj) },
 		},
@@ -396,22 +404,23 @@ func (ctrl *PersistentVolumeController) Run(ctx context.Context) {
 	wg.Go(func() {
 		wait.Until(func() { ctrl.resync(ctx) }, ctrl.resyncPeriod, ctx.Done())
 	})
-	if ctrl.fullResyncPeriod > 0 {
-		wg.Go(func() {
-			// Unlike resync, not at start: the informers' initial lists
-			// have just queued everything.
-			ticker := time.NewTicker(ctrl.fullResyncPeriod)
-			defer ticker.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-ticker.C:
-					ctrl.fullResync(ctx)
-				}
+	wg.Go(func() {
+		ctrl.initialPass(ctx)
+		if ctrl.fullResyncPeriod <= 0 {
+			return
+		}
+		// One full pass at a time: the next starts after this one.
+		ticker := time.NewTicker(ctrl.fullResyncPeriod)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+				ctrl.fullResync(ctx)
 			}
-		})
-	}
+		}
+	})
 	for range ctrl.workers {
 		wg.Go(func() {
 			wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second)

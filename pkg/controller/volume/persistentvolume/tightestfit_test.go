@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,8 +164,34 @@ func TestStartOnPendingClaimsAndVolumesBindsEachToItsSize(t *testing.T) {
 
 // startRunningControllerOnExisting is startRunningControllerWithClient for
 // objects that exist before the controller starts: the fake API server lists
-// them (no watch event), as a binder that starts on a cluster finds them.
+// them (no watch event), as a binder that starts on a cluster finds them. It
+// runs the first pass over the settled ones as Run does.
 func startRunningControllerOnExisting(t *testing.T, workers int, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) *runningController {
+	t.Helper()
+	rc, ctx := listControllerOnExisting(t, volumes, claims)
+	ctrl := rc.ctrl
+	ctrl.workers = workers
+	ctrl.syncLocks = newSyncLocks(workers)
+	var wg sync.WaitGroup
+	wg.Go(func() { ctrl.initialPass(ctx) })
+	for range workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second) })
+		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
+	}
+	t.Cleanup(func() {
+		rc.events.Wait()
+		ctrl.claimQueue.ShutDown()
+		ctrl.volumeQueue.ShutDown()
+		rc.stop()
+		wg.Wait()
+	})
+	return rc
+}
+
+// listControllerOnExisting builds a controller whose informers have listed
+// volumes and claims from the fake API server and synced, with no worker
+// running: its queues hold what the event handlers queued.
+func listControllerOnExisting(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (*runningController, context.Context) {
 	t.Helper()
 	logger, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -203,25 +230,16 @@ func startRunningControllerOnExisting(t *testing.T, workers int, volumes []*v1.P
 		return true, list, nil
 	})
 	rc := &runningController{ctrl: ctrl, reactor: reactor, volumeWatch: volumeWatch, claimWatch: claimWatch}
+	rc.stop = sync.OnceFunc(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	t.Cleanup(rc.stop)
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	ctrl.initializeCaches(logger, ctrl.volumeLister, ctrl.claimLister)
-	ctrl.workers = workers
-	ctrl.syncLocks = newSyncLocks(workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.volumeWorker, time.Second) })
-		wg.Go(func() { wait.UntilWithContext(ctx, ctrl.claimWorker, time.Second) })
-	}
-	t.Cleanup(func() {
-		rc.events.Wait()
-		cancel()
-		ctrl.claimQueue.ShutDown()
-		ctrl.volumeQueue.ShutDown()
-		wg.Wait()
-		factory.Shutdown()
-	})
-	return rc
+	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
+	return rc, ctx
 }
 
 // A claim holds one offer: a second volume's offer is refused, not written

@@ -43,6 +43,9 @@ const (
 	RequeueResync = "resync"
 	// RequeueFullResync is any claim or volume queued by the full resync.
 	RequeueFullResync = "full-resync"
+	// RequeueInitialPass is a claim or volume of the informers' initial lists that was settled
+	// and so left out of the queue at the start: queued by the first pass once the caches synced.
+	RequeueInitialPass = "initial-pass"
 )
 
 // Values of the "path" label of ClaimBindDuration.
