@@ -151,8 +151,11 @@ fresh_pairs() {
 # full_resync_requeues FILE: keys a full pass has queued (the periodic full resync, or the paced
 # first pass over the settled objects the binder found at its start), in a scrape of ours' /metrics.
 full_resync_requeues() { awk '/^pv_controller_requeues_total\{.*reason="(full-resync|initial-pass)"/ {s += $2} END {print s + 0}' "$1"; }
-# name ARM: ARM as a Kubernetes name prefix ("ours+x" -> "ours-x").
-name() { echo "${1//+/-}"; }
+# name ARM: ARM as a Kubernetes name prefix ("ours+x" -> "ours-x"); on a reused cluster with the
+# time appended, as an earlier run's objects are still there.
+run_tag=""
+[[ "${REUSE:-0}" == 1 ]] && run_tag="-$(date +%H%M%S)"
+name() { echo "${1//+/-}${run_tag}"; }
 
 # Fresh pairs on the empty cluster, each arm alone: the reference for the same pairs under a full resync.
 if ((FRESH_RESYNC > 0)) && [[ "${REUSE}" != 1 ]]; then
