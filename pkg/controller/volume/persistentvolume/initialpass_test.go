@@ -65,6 +65,7 @@ func settledAtStart(n int) ([]*v1.PersistentVolume, []*v1.PersistentVolumeClaim)
 func TestInitialListQueuesOnlyUnsettledObjects(t *testing.T) {
 	volumes, claims := settledAtStart(50)
 	rc, _ := listControllerOnExisting(t, volumes, claims)
+	waitForInitialListEvents(t, rc.ctrl)
 	if got := queuedKeys(rc.ctrl.claimQueue); !sets.New(got...).Equal(sets.New(testNamespace + "/claim-pending")) {
 		t.Errorf("claims queued by the initial list: %d %v, want only claim-pending", len(got), abbreviate(got))
 	}
@@ -80,6 +81,7 @@ func TestInitialPassQueuesBrokenPairsFirst(t *testing.T) {
 	const n = 50
 	volumes, claims := settledAtStart(n)
 	rc, ctx := listControllerOnExisting(t, volumes, claims)
+	waitForInitialListEvents(t, rc.ctrl)
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		rc.ctrl.claimQueue.ShutDown()
@@ -181,6 +183,19 @@ func TestStartOnSettledPairsRepairsBrokenOnesAndBindsNewClaims(t *testing.T) {
 		if strings.HasPrefix(c.Name, "claim-ok-") && c.ResourceVersion != "1" {
 			t.Errorf("intact claim %s written (resourceVersion %s)", c.Name, c.ResourceVersion)
 		}
+	}
+}
+
+// waitForInitialListEvents polls until the event handlers have queued a claim
+// and a volume: the informers' caches sync before their handlers have seen
+// every object, and with the patch only the unsettled claim and volume of
+// settledAtStart are queued by them.
+func waitForInitialListEvents(t *testing.T, ctrl *PersistentVolumeController) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		return ctrl.claimQueue.Len() >= 1 && ctrl.volumeQueue.Len() >= 1, nil
+	}); err != nil {
+		t.Fatalf("the initial lists queued no claim or no volume: %d claims, %d volumes", ctrl.claimQueue.Len(), ctrl.volumeQueue.Len())
 	}
 }
 
