@@ -20,13 +20,11 @@ package persistentvolume
 
 import (
 	"context"
-	"sync"
 
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/pkg/controller"
 )
 
 // At a start on a large cluster nearly every claim and volume in the
@@ -53,8 +51,9 @@ func isClaimObjectSettled(obj interface{}) bool {
 
 // initialPass queues the settled claims and volumes the add handlers left out
 // of the queue: at once where the informers' caches show the pair broken,
-// paced otherwise. Objects not settled now were queued by their add or by an
-// update since.
+// then the intact ones paced (requeueObjects). Objects not settled now were
+// queued by their add or by an update since; one that breaks between the two
+// listings is queued by the update that broke it.
 func (ctrl *PersistentVolumeController) initialPass(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	claims, err := ctrl.claimLister.List(labels.Everything())
@@ -67,47 +66,30 @@ func (ctrl *PersistentVolumeController) initialPass(ctx context.Context) {
 		logger.Error(err, "Cannot list volumes for the first pass")
 		return
 	}
-	var claimKeys, volumeKeys []string
 	broken := 0
 	for _, claim := range claims {
-		if !isClaimSettled(claim) {
-			continue
+		if isClaimSettled(claim) && !ctrl.claimPairIntact(claim) {
+			broken++
+			metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueInitialPass).Inc()
+			ctrl.enqueueWork(ctx, ctrl.claimQueue, claim)
 		}
-		key, err := controller.KeyFunc(claim)
-		if err != nil {
-			continue
-		}
-		if ctrl.claimPairIntact(claim) {
-			claimKeys = append(claimKeys, key)
-			continue
-		}
-		broken++
-		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueInitialPass).Inc()
-		ctrl.claimQueue.Add(key)
 	}
 	for _, volume := range volumes {
-		if volume.Status.Phase != v1.VolumeBound {
-			continue
+		if isVolumeSettled(volume) && !ctrl.volumePairIntact(volume) {
+			broken++
+			metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueInitialPass).Inc()
+			ctrl.enqueueWork(ctx, ctrl.volumeQueue, volume)
 		}
-		key, err := controller.KeyFunc(volume)
-		if err != nil {
-			continue
-		}
-		if ctrl.volumePairIntact(volume) {
-			volumeKeys = append(volumeKeys, key)
-			continue
-		}
-		broken++
-		metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueInitialPass).Inc()
-		ctrl.volumeQueue.Add(key)
 	}
-	logger.Info("First pass over the settled claims and volumes found at start", "claims", len(claimKeys), "volumes", len(volumeKeys), "queuedAtOnce", broken)
-	var wg sync.WaitGroup
-	wg.Go(func() { addWhenIdle(ctx, ctrl.claimQueue, claimKeys, metrics.ClaimQueue, metrics.RequeueInitialPass) })
-	wg.Go(func() {
-		addWhenIdle(ctx, ctrl.volumeQueue, volumeKeys, metrics.VolumeQueue, metrics.RequeueInitialPass)
-	})
-	wg.Wait()
+	logger.Info("First pass over the settled claims and volumes found at start", "listedClaims", len(claims), "listedVolumes", len(volumes), "queuedAtOnce", broken)
+	ctrl.requeueObjects(ctx,
+		func(claim *v1.PersistentVolumeClaim) bool {
+			return isClaimSettled(claim) && ctrl.claimPairIntact(claim)
+		},
+		func(volume *v1.PersistentVolume) bool {
+			return isVolumeSettled(volume) && ctrl.volumePairIntact(volume)
+		},
+		metrics.RequeueInitialPass)
 	logger.V(2).Info("First pass over the settled claims and volumes queued")
 }
 

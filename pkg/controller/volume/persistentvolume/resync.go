@@ -46,16 +46,24 @@ const resyncIdlePoll = 10 * time.Millisecond
 // net for missed ones.
 func (ctrl *PersistentVolumeController) resync(ctx context.Context) {
 	klog.FromContext(ctx).V(4).Info("Resyncing PV controller: unsettled claims and volumes")
-	ctrl.requeueObjects(ctx, false, metrics.RequeueResync)
+	ctrl.requeueObjects(ctx,
+		func(claim *v1.PersistentVolumeClaim) bool { return !isClaimSettled(claim) },
+		func(volume *v1.PersistentVolume) bool { return volume.Status.Phase != v1.VolumeBound },
+		metrics.RequeueResync)
 }
 
 // fullResync re-queues every claim and volume.
 func (ctrl *PersistentVolumeController) fullResync(ctx context.Context) {
 	klog.FromContext(ctx).V(4).Info("Resyncing PV controller: all claims and volumes")
-	ctrl.requeueObjects(ctx, true, metrics.RequeueFullResync)
+	ctrl.requeueObjects(ctx,
+		func(*v1.PersistentVolumeClaim) bool { return true },
+		func(*v1.PersistentVolume) bool { return true },
+		metrics.RequeueFullResync)
 }
 
-func (ctrl *PersistentVolumeController) requeueObjects(ctx context.Context, all bool, reason string) {
+// requeueObjects re-queues, paced (addWhenIdle), the claims and volumes in
+// the informers' caches that the filters pick.
+func (ctrl *PersistentVolumeController) requeueObjects(ctx context.Context, pickClaim func(*v1.PersistentVolumeClaim) bool, pickVolume func(*v1.PersistentVolume) bool, reason string) {
 	logger := klog.FromContext(ctx)
 	var claimKeys, volumeKeys []string
 
@@ -65,7 +73,7 @@ func (ctrl *PersistentVolumeController) requeueObjects(ctx context.Context, all 
 		return
 	}
 	for _, pvc := range pvcs {
-		if all || !isClaimSettled(pvc) {
+		if pickClaim(pvc) {
 			if key, err := controller.KeyFunc(pvc); err == nil {
 				claimKeys = append(claimKeys, key)
 			}
@@ -77,12 +85,13 @@ func (ctrl *PersistentVolumeController) requeueObjects(ctx context.Context, all 
 		return
 	}
 	for _, pv := range pvs {
-		if all || pv.Status.Phase != v1.VolumeBound {
+		if pickVolume(pv) {
 			if key, err := controller.KeyFunc(pv); err == nil {
 				volumeKeys = append(volumeKeys, key)
 			}
 		}
 	}
+	logger.V(4).Info("Re-queueing claims and volumes", "reason", reason, "claims", len(claimKeys), "volumes", len(volumeKeys))
 
 	var wg sync.WaitGroup
 	wg.Go(func() { addWhenIdle(ctx, ctrl.claimQueue, claimKeys, metrics.ClaimQueue, reason) })
