@@ -168,6 +168,9 @@ for qps in ${QPS_LIST}; do
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
       writes="n/a" conflicts="n/a"
+      if compgen -G "${audit%.log}-*.log" >/dev/null; then
+        echo "bench.sh: the audit log was rotated: the write counts below miss the older file(s)" | tee -a "${summary}" >&2
+      fi
       if [[ -f "${audit}" ]]; then
         writes="$(grep -c '"userAgent":"[^"]*persistent-volume-binder' "${audit}" || true)"
         conflicts="$(grep '"userAgent":"[^"]*persistent-volume-binder' "${audit}" | grep -c '"code":409' || true)"
