@@ -23,7 +23,8 @@
 #     waiting for the Lease; the leader is stopped (crash: SIGKILL, the Lease runs out; stop: SIGTERM,
 #     as a rolling upgrade does) and FAILOVER_PAIRS pre-bound pairs are created at that moment:
 #     stop -> the standby holds the Lease -> its caches synced -> those pairs all bound; and the new
-#     leader's writes to the settled population.
+#     leader's writes to the settled population. A warm standby (an arm whose flags have
+#     --leader-elect-warm-standby) is failed over to once it logs its caches synced.
 # Environment: RESIDENT (10000), FRESH (100), IDLE (5m), FRESH_RESYNC (0), FAILOVER (1), FAILOVER_PAIRS (10), ARMS ("upstream ours"), QPS (1000, both
 #   binders' client QPS and burst), SYNC_PERIOD (15s), CONCURRENCY (100, the loader's clients),
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
@@ -299,6 +300,11 @@ if [[ "${FAILOVER}" == "1" ]]; then
       wait_synced "${OUT}/${arm}-replica-1.log" "${leader}"
       start_replica "${arm}" 2 && standby="${replica_pid}"
       wait_log "${OUT}/${arm}-replica-2.log" "attempting to acquire leader lease" "${standby}"
+      # A warm standby (--leader-elect-warm-standby) is failed over to once its caches have synced,
+      # as one that has been running a while.
+      if tr '\0' ' ' <"/proc/${standby}/cmdline" | grep -q -- --leader-elect-warm-standby; then
+        wait_log "${OUT}/${arm}-replica-2.log" "Warm standby: the binder's caches have synced" "${standby}"
+      fi
       writes_before="$(binder_writes)"
       t0="$(date +%s%N)"
       if [[ "${mode}" == crash ]]; then kill -KILL "${leader}"; else kill -TERM "${leader}"; fi

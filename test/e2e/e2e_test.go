@@ -300,7 +300,7 @@ var _ = Describe("PersistentVolume binding", func() {
 		}).WithTimeout(30 * time.Second).Should(MatchRegexp(`pv_controller_claim_bind_duration_seconds_count\{path="prebound"\} [1-9]`))
 	})
 
-	It("fails over to a standby replica: only the leader binds, the Lease moves at once, binding goes on", Serial, Label("local"), func(ctx SpecContext) {
+	DescribeTable("fails over to a standby replica: only the leader binds, the Lease moves at once, binding goes on", Serial, Label("local"), func(ctx SpecContext, warm bool) {
 		binary, pidfile, kubeconfig := os.Getenv("E2E_PVCM_BINARY"), os.Getenv("E2E_PVCM_PIDFILE"), os.Getenv("E2E_PVCM_KUBECONFIG")
 		if binary == "" || pidfile == "" || kubeconfig == "" {
 			Skip("set E2E_PVCM_BINARY, E2E_PVCM_PIDFILE (the running leader) and E2E_PVCM_KUBECONFIG to run a second replica")
@@ -314,8 +314,12 @@ var _ = Describe("PersistentVolume binding", func() {
 
 		standbyLog, err := os.CreateTemp("", "pv-controller-manager-standby-*.log")
 		Expect(err).NotTo(HaveOccurred())
-		standby := exec.Command(binary, "--kubeconfig="+kubeconfig, "--authentication-kubeconfig="+kubeconfig,
-			"--authorization-kubeconfig="+kubeconfig, "--secure-port=10268", "--kube-api-qps=200", "--kube-api-burst=400")
+		args := []string{"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig, "--secure-port=10268", "--kube-api-qps=200", "--kube-api-burst=400"}
+		if warm {
+			args = append(args, "--leader-elect-warm-standby")
+		}
+		standby := exec.Command(binary, args...)
 		standby.Stdout, standby.Stderr = standbyLog, standbyLog
 		Expect(standby.Start()).To(Succeed())
 		// Afterwards, hand binding back to a replica started as the leader was (same flags and
@@ -339,6 +343,15 @@ var _ = Describe("PersistentVolume binding", func() {
 				"the replacement takes the Lease back")
 		})
 		Consistently(ctx, holder).WithTimeout(3*time.Second).Should(Equal(before), "the standby must not take the Lease from a live leader")
+		standbyLogText := func() (string, error) {
+			data, err := os.ReadFile(standbyLog.Name())
+			return strings.ToLower(string(data)), err // client-go's messages changed case over releases
+		}
+		const warmSynced, acquired = "warm standby: the binder's caches have synced", "successfully acquired lease"
+		if warm {
+			Eventually(ctx, standbyLogText).WithTimeout(30*time.Second).Should(ContainSubstring(warmSynced),
+				"a warm standby syncs the binder's caches while another replica holds the Lease")
+		}
 
 		ns := newNamespace(ctx)
 		pv := createVolume(ctx, volume(ns, "before", "1Gi", ""))
@@ -362,7 +375,18 @@ var _ = Describe("PersistentVolume binding", func() {
 			Eventually(ctx, getClaim(ctx, ns, name)).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
 			Expect(getVolume(ctx, ns+"-"+name)()).To(HaveField("Spec.ClaimRef.Name", name), "each PV holds exactly its own claim")
 		}
-	})
+		text, err := standbyLogText()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(text).To(ContainSubstring(acquired))
+		if warm {
+			Expect(strings.Index(text, warmSynced)).To(BeNumerically("<", strings.Index(text, acquired)), "synced before it held the Lease")
+		} else {
+			Expect(text).NotTo(ContainSubstring(warmSynced), "a cold standby starts its informers only when it leads")
+		}
+	},
+		Entry("cold standby (the default, as KCM)", false),
+		Entry("warm standby (--leader-elect-warm-standby)", true),
+	)
 
 	It("binds 1000 pre-bound pairs, each PV to exactly its own claim", Label("slow"), func(ctx SpecContext) {
 		load := os.Getenv("E2E_PV_LOAD")

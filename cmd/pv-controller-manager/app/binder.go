@@ -25,19 +25,16 @@ import (
 	"github.com/fastpv/pv-controller-manager/pkg/volumeplugins"
 )
 
-// runBinder builds the informers and the controller as KCM's newPersistentVolumeBinderController
-// does, and runs it until ctx is done.
-func runBinder(ctx context.Context, c *config.Config, state *binderState, guard *upstreamguard.Guard) error {
-	logger := klog.FromContext(ctx)
-	clients := clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
-
-	informerClient, err := clients.Client("shared-informers")
+// newBinderInformers returns the factory of the binder's informers, as KCM's shared informers
+// (managedFields trimmed), once the apiserver answers.
+func newBinderInformers(c *config.Config) (informers.SharedInformerFactory, error) {
+	informerClient, err := clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}.Client("shared-informers")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Like KCM: wait for a starting apiserver before failing.
 	if err := genericcontrollermanager.WaitForAPIServer(informerClient, 10*time.Second); err != nil {
-		return fmt.Errorf("failed to wait for apiserver being healthy: %w", err)
+		return nil, fmt.Errorf("failed to wait for apiserver being healthy: %w", err)
 	}
 	// Trim managedFields for memory, as KCM does.
 	trim := func(obj interface{}) (interface{}, error) {
@@ -46,7 +43,22 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		}
 		return obj, nil
 	}
-	informerFactory := informers.NewSharedInformerFactoryWithOptions(informerClient, resyncPeriod(c), informers.WithTransform(trim))
+	return informers.NewSharedInformerFactoryWithOptions(informerClient, resyncPeriod(c), informers.WithTransform(trim)), nil
+}
+
+// runBinder builds the controller as KCM's newPersistentVolumeBinderController does, on the given
+// informers (a warm standby's, already started) or on its own, and runs it until ctx is done.
+func runBinder(ctx context.Context, c *config.Config, state *binderState, guard *upstreamguard.Guard, warm informers.SharedInformerFactory) error {
+	logger := klog.FromContext(ctx)
+	informerFactory := warm
+	if informerFactory == nil {
+		var err error
+		if informerFactory, err = newBinderInformers(c); err != nil {
+			return err
+		}
+		// A warm standby's informers run until the process ends; these end with the leadership.
+		defer informerFactory.Shutdown()
+	}
 
 	plugins, err := volumeplugins.ProbeProvisionableRecyclableVolumePlugins(logger, c.PersistentVolumeBinderController.VolumeConfiguration)
 	if err != nil {
@@ -94,8 +106,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		go tracker.Run(ctx)
 	}
 	registerPendingClaims(informerFactory, state)
-	informerFactory.Start(ctx.Done())
-	defer informerFactory.Shutdown()
+	informerFactory.Start(ctx.Done()) // those not started yet
 	go func() {
 		if synced := informerFactory.WaitForCacheSync(ctx.Done()); allTrue(synced) {
 			state.synced.Store(true)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
 	v1core "k8s.io/client-go/kubernetes/typed/core/v1"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
@@ -140,8 +141,18 @@ func Run(ctx context.Context, c *config.Config) error {
 		}
 	}
 
+	var warm informers.SharedInformerFactory
+	if c.Standby.Warm {
+		if warm, err = newBinderInformers(c); err != nil {
+			return err
+		}
+		warmCtx, stopWarm := context.WithCancel(ctx)
+		startWarmStandby(warmCtx, warm)
+		defer warm.Shutdown()
+		defer stopWarm() // first: Shutdown waits for the informers to stop, also when the Lease was lost
+	}
 	runBinderOnce := func(ctx context.Context) {
-		if err := runBinder(ctx, c, state, guard); err != nil {
+		if err := runBinder(ctx, c, state, guard, warm); err != nil {
 			logger.Error(err, "PersistentVolume binder failed")
 			klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 		}

@@ -27,6 +27,8 @@ type Config struct {
 	UpstreamBinderGuard UpstreamBinderGuard
 	// Shadow: run beside KCM's binder with every write a dry run, and compare (pkg/shadow).
 	Shadow Shadow
+	// Standby: what a replica does while another holds the Lease.
+	Standby Standby
 
 	// SecureServing is nil when --secure-port=0.
 	SecureServing  *apiserver.SecureServingInfo
@@ -64,6 +66,13 @@ type Shadow struct {
 	Enabled bool
 	// Window: a claim ours would have bound and KCM has not bound that long after counts only-ours.
 	Window time.Duration
+}
+
+// Standby configures a replica that does not hold the Lease (options.StandbyOptions binds its flags).
+type Standby struct {
+	// Warm starts the binder's informers before the Lease is held, so a takeover does not wait for
+	// their initial LIST.
+	Warm bool
 }
 
 // UpstreamBinderGuard configures pkg/upstreamguard (options.UpstreamBinderGuardOptions binds its flags).

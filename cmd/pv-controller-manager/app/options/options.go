@@ -2,7 +2,8 @@
 // kube-controller-manager comes from KCM's own option structs, so names, meanings and defaults stay
 // identical; deviations are listed in DeviationsFromKCM and tested. Our own flags are option groups
 // in the shape of KCM's (AddFlags, Validate, ApplyTo; one file each): binder.go for the binder's
-// new settings, upstreamguard.go for the guard against KCM's binder.
+// new settings, upstreamguard.go for the guard against KCM's binder, shadow.go for shadow mode,
+// standby.go for what a replica does without the Lease.
 package options
 
 import (
@@ -86,6 +87,8 @@ type PVControllerManagerOptions struct {
 	UpstreamBinderGuard *UpstreamBinderGuardOptions
 	// Shadow is new here: run beside KCM's binder, dry-run every write, compare (shadow.go).
 	Shadow *ShadowOptions
+	// Standby is new here: a warm standby (standby.go).
+	Standby *StandbyOptions
 
 	Master                    string
 	ControllerShutdownTimeout time.Duration
@@ -120,6 +123,7 @@ func NewPVControllerManagerOptions() (*PVControllerManagerOptions, error) {
 		Binder:                    NewBinderOptions(),
 		UpstreamBinderGuard:       NewUpstreamBinderGuardOptions(),
 		Shadow:                    NewShadowOptions(),
+		Standby:                   NewStandbyOptions(),
 	}
 	// As KCM: delegated authn/authz is optional (in-cluster config is used when present).
 	s.Authentication.RemoteKubeConfigFileOptional = true
@@ -149,6 +153,7 @@ func (s *PVControllerManagerOptions) Flags() cliflag.NamedFlagSets {
 	s.Binder.AddFlags(binderFlags)
 	s.UpstreamBinderGuard.AddFlags(fss.FlagSet("upstream binder guard"))
 	s.Shadow.AddFlags(fss.FlagSet("shadow"))
+	s.Standby.AddFlags(fss.FlagSet("generic")) // beside KCM's --leader-elect-* flags
 	s.Metrics.AddFlags(fss.FlagSet("metrics"))
 	logsapi.AddFlags(s.Logs, fss.FlagSet("logs"))
 
@@ -192,6 +197,7 @@ func (s *PVControllerManagerOptions) Validate() error {
 	errs = append(errs, s.validateBinder()...)
 	errs = append(errs, s.UpstreamBinderGuard.Validate()...)
 	errs = append(errs, s.Shadow.Validate()...)
+	errs = append(errs, s.Standby.Validate(s.Generic.LeaderElection.LeaderElect)...)
 	errs = append(errs, s.SecureServing.Validate()...)
 	errs = append(errs, s.Authentication.Validate()...)
 	errs = append(errs, s.Authorization.Validate()...)
@@ -299,6 +305,9 @@ func (s *PVControllerManagerOptions) ApplyTo(c *config.Config) error {
 		return err
 	}
 	if err := s.Shadow.ApplyTo(&c.Shadow); err != nil {
+		return err
+	}
+	if err := s.Standby.ApplyTo(&c.Standby); err != nil {
 		return err
 	}
 	if c.Shadow.Enabled {

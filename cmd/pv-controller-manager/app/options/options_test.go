@@ -116,6 +116,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		"--pvclaimbinder-concurrent-syncs=4",
 		"--pvclaimbinder-reserved-volume-grace-period=3s",
 		"--pvclaimbinder-unclaimed-volume-grace-period=4s",
+		"--leader-elect-warm-standby",
 	}
 	if err := fs.Parse(argv); err != nil {
 		t.Fatal(err)
@@ -156,6 +157,7 @@ func TestFullArgvParsedIntoConfig(t *testing.T) {
 		{"workers", s.Binder.ConcurrentSyncs, 4},
 		{"reserved volume grace", s.Binder.ReservedVolumeGracePeriod, 3 * time.Second},
 		{"unclaimed volume grace", s.Binder.UnclaimedVolumeGracePeriod, 4 * time.Second},
+		{"warm standby", s.Standby.Warm, true},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -207,6 +209,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{name: "empty guard namespace", argv: []string{"--upstream-binder-pod-namespace="}, wantErr: []string{"--upstream-binder-pod-namespace must not be empty"}},
 		{name: "shadow", argv: []string{"--shadow", "--shadow-window=10m"}},
 		{name: "zero shadow window", argv: []string{"--shadow", "--shadow-window=0"}, wantErr: []string{"--shadow-window must be positive"}},
+		{name: "warm standby", argv: []string{"--leader-elect-warm-standby"}},
+		{name: "warm standby without leader election", argv: []string{"--leader-elect=false", "--leader-elect-warm-standby"}, wantErr: []string{"--leader-elect-warm-standby needs --leader-elect"}},
 		{name: "zero guard period", argv: []string{"--upstream-binder-check-period=0"}, wantErr: []string{"--upstream-binder-check-period must be positive"}},
 		{name: "full resync shorter than sync period", argv: []string{"--pvclaimbinder-sync-period=10m", "--pvclaimbinder-full-resync-period=5m"}, wantErr: []string{"--pvclaimbinder-full-resync-period (5m0s) must be 0 (disabled) or at least --pvclaimbinder-sync-period (10m0s)"}},
 	}
