@@ -30,6 +30,7 @@
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
 #   An arm "ours+NAME" is ours with VARIANT_NAME's settings: PVCM_BIN=<another build>, PVCM_ARGS=<one
 #   flag>, anything else as the binder's environment (as make bench's arms).
+#   RESTART=0 runs only the failover (no start, idle or full-pass phases).
 #   KEEP=1 leaves the cluster up at the end; REUSE=1 runs the arms on a cluster a KEEP=1 run left
 #   (no new population, no empty-cluster reference: the earlier run's summary has it).
 set -euo pipefail
@@ -184,7 +185,11 @@ fi
 etcd_db="$(du -sm "${kwok_dir}/etcd" 2>/dev/null | cut -f1)"
 echo "etcd data: ${etcd_db:-?} MiB; apiserver RSS $(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$(pgrep -f "${kwok_dir}/.*kube-apiserver" | head -1)/status")" | tee -a "${summary}"
 
-for arm in ${ARMS}; do
+# RESTART=0 skips the single-process phases (start, idle, full pass): failover only, e.g. for an arm
+# whose flags need leader election (--leader-elect-warm-standby).
+restart_arms="${ARMS}"
+[[ "${RESTART:-1}" == 1 ]] || restart_arms=""
+for arm in ${restart_arms}; do
   echo "=== ${arm}: binder started on ${RESIDENT} settled pairs" | tee -a "${summary}"
   writes_before="$(binder_writes)"
   start_ns="$(date +%s%N)"
