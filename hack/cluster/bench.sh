@@ -156,6 +156,7 @@ for qps in ${QPS_LIST}; do
       result="${OUT}/${scenario}-n${count}-qps${qps}-${arm}.json"
       scrape_control_plane "${result%.json}.cp-before.prom"
       verified=false
+      : >"${OUT}/.last-run" # this run's output only: its verify line, not an earlier arm's
       "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --nodes "${BENCH_NODES:-20}" --count "${count}" \
         --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout "${LOAD_TIMEOUT:-30m}" | tee -a "${summary}" "${OUT}/.last-run" ||
         echo "pv-load failed (claims left unbound at LOAD_TIMEOUT, or an error above): the arm's figures cover what it did" | tee -a "${summary}"
@@ -191,7 +192,7 @@ for qps in ${QPS_LIST}; do
  "writes": $(json_num "${writes}"), "conflicts": $(json_num "${conflicts}"), "cpuSeconds": ${cpu}, "peakRSSMiB": ${rss_mib},
  "binderFlags": "${binder_flags}", "verified": ${verified}}
 JSON
-      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="${count}" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream* ]] && echo ' (whole KCM)')" | tee -a "${summary}"
+      echo "binder: ${writes} API writes ($(awk -v w="${writes}" -v n="$((count - $(sed -n 's/^ *"unbound": *\([0-9]*\).*/\1/p' "${result}" | head -1 | grep . || echo 0)))" 'BEGIN{if (w == "n/a") print "n/a"; else printf "%.2f", w/n}') per bind), ${conflicts} conflicts (409); CPU $(awk -v a="${cpu_before}" -v b="${cpu_after}" 'BEGIN{printf "%.1f", b-a}') s; peak RSS ${rss}$([[ "${arm}" == upstream* ]] && echo ' (whole KCM)')" | tee -a "${summary}"
     done
   done
 done

@@ -113,7 +113,7 @@ func controlPlane(in string, r run) string {
 	if verbs := meansBy(before, after, "kcm_rest_client_request_duration_seconds", "verb"); len(verbs) > 0 {
 		fmt.Fprintf(&b, "KCM's requests (all its controllers, mean latency seen by KCM): %s. ", strings.Join(verbs, ", "))
 	}
-	if writes := apiserverWrites(before, after, r.result.Count); writes != "" {
+	if writes := apiserverWrites(before, after, r.binds()); writes != "" {
 		fmt.Fprintf(&b, "Apiserver's own count of writes to PVs and claims (apiserver_request_total, every client; the workload's creates and deletes left out), per bind: %s. ", writes)
 	}
 	if flows := meansBy(before, after, "apiserver_flowcontrol_request_wait_duration_seconds", "flow_schema"); len(flows) > 0 {

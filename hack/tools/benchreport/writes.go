@@ -101,11 +101,11 @@ func countAuditWrites(path string) (writeCounts, error) {
 func writesByClient(in string, r run) string {
 	var counts writeCounts
 	path := fmt.Sprintf("%s/%s-%s.writes.json", in, r.key, r.arm)
-	if _, err := os.Stat(path); err != nil || r.result.Count == 0 {
+	if _, err := os.Stat(path); err != nil || r.binds() == 0 {
 		return ""
 	}
 	mustRead(path, &counts)
-	n := float64(r.result.Count)
+	n := float64(r.binds())
 	var parts []string
 	for _, client := range slices.Sorted(maps.Keys(counts)) {
 		if client == "pv-load" {
