@@ -13,9 +13,6 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/testutil"
-	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
-	"k8s.io/kubernetes/test/integration/framework"
-	"k8s.io/kubernetes/test/utils/ktesting"
 
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
@@ -27,19 +24,9 @@ import (
 // led, and leave the pairs the old leader settled alone (patch 0025's paced first pass), as after
 // a cold start.
 func TestPVCMTakeoverOnWarmInformers(t *testing.T) {
-	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
-	t.Cleanup(s.TearDownFn)
-	tCtx := ktesting.Init(t)
-	t.Cleanup(func() { tCtx.Cancel("test has completed") })
-	const namespace = "pvcm-warm-standby"
-	testClient, leader, leaderInformers, watchPV, watchPVC := createClients(tCtx, namespace, t, s, noResync)
-	t.Cleanup(watchPV.Stop)
-	t.Cleanup(watchPVC.Stop)
-	ns := framework.CreateNamespaceOrDie(testClient, namespace, t)
-	t.Cleanup(func() { framework.DeleteNamespaceOrDie(testClient, ns, t) })
-	t.Cleanup(func() {
-		_ = testClient.CoreV1().PersistentVolumes().DeleteCollection(context.TODO(), metav1.DeleteOptions{}, metav1.ListOptions{})
-	})
+	setup := newTestSetup(t, "pvcm-warm-standby")
+	tCtx, testClient, ns, leader, leaderInformers := setup.ctx, setup.client, setup.ns, setup.controller, setup.informers
+	namespace := ns.Name
 
 	// The standby's informers start before anything exists and follow everything from then on.
 	standbyInformers := informers.NewSharedInformerFactory(testClient, noResync)
@@ -102,7 +89,7 @@ func TestPVCMTakeoverOnWarmInformers(t *testing.T) {
 
 	// The standby takes over: its controller is made now, on the synced informers.
 	initialPassBefore := initialPassRequeues(t)
-	binderConfig := restclient.CopyConfig(s.ClientConfig)
+	binderConfig := restclient.CopyConfig(setup.server.ClientConfig)
 	binderConfig.QPS, binderConfig.Burst = 1000000, 1000000
 	standby, err := persistentvolumecontroller.NewController(tCtx, persistentvolumecontroller.ControllerParameters{
 		KubeClient:                clientset.NewForConfigOrDie(binderConfig),

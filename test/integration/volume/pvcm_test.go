@@ -14,12 +14,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/testutil"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/framework"
 	"k8s.io/kubernetes/test/utils/ktesting"
 
+	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 )
 
@@ -132,9 +134,18 @@ func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
 	}
 }
 
-// setUpController starts an apiserver, our controller's clients with no resync, and a namespace;
-// runController starts the informers and the controller. Everything is torn down after the test.
-func setUpController(t *testing.T, namespaceName string) (ktesting.TContext, *clientset.Clientset, *v1.Namespace, func()) {
+// testSetup is an apiserver, our controller on informers not started yet (no resync), and a
+// namespace; everything is torn down after the test.
+type testSetup struct {
+	server     *kubeapiservertesting.TestServer
+	ctx        ktesting.TContext
+	client     *clientset.Clientset
+	controller *persistentvolumecontroller.PersistentVolumeController
+	informers  informers.SharedInformerFactory
+	ns         *v1.Namespace
+}
+
+func newTestSetup(t *testing.T, namespaceName string) *testSetup {
 	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
 	t.Cleanup(s.TearDownFn)
 	tCtx := ktesting.Init(t)
@@ -147,9 +158,15 @@ func setUpController(t *testing.T, namespaceName string) (ktesting.TContext, *cl
 	t.Cleanup(func() {
 		_ = testClient.CoreV1().PersistentVolumes().DeleteCollection(context.TODO(), metav1.DeleteOptions{}, metav1.ListOptions{})
 	})
-	return tCtx, testClient, ns, func() {
-		informers.Start(tCtx.Done())
-		go ctrl.Run(tCtx)
+	return &testSetup{server: s, ctx: tCtx, client: testClient, controller: ctrl, informers: informers, ns: ns}
+}
+
+// setUpController is newTestSetup whose runController starts the informers and the controller.
+func setUpController(t *testing.T, namespaceName string) (ktesting.TContext, *clientset.Clientset, *v1.Namespace, func()) {
+	s := newTestSetup(t, namespaceName)
+	return s.ctx, s.client, s.ns, func() {
+		s.informers.Start(s.ctx.Done())
+		go s.controller.Run(s.ctx)
 	}
 }
 
