@@ -375,9 +375,10 @@ var _ = Describe("PersistentVolume binding", func() {
 			Eventually(ctx, getClaim(ctx, ns, name)).WithTimeout(30 * time.Second).Should(claimPhase(v1.ClaimBound))
 			Expect(getVolume(ctx, ns+"-"+name)()).To(HaveField("Spec.ClaimRef.Name", name), "each PV holds exactly its own claim")
 		}
+		// client-go logs the acquisition after the Lease update the spec saw: wait for the line.
+		Eventually(ctx, standbyLogText).WithTimeout(10 * time.Second).Should(ContainSubstring(acquired))
 		text, err := standbyLogText()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(text).To(ContainSubstring(acquired))
 		if warm {
 			Expect(strings.Index(text, warmSynced)).To(BeNumerically("<", strings.Index(text, acquired)), "synced before it held the Lease")
 		} else {

@@ -80,7 +80,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	if err != nil {
 		return err
 	}
-	ctrl, err := persistentvolumecontroller.NewController(ctx, persistentvolumecontroller.ControllerParameters{
+	ctrl, err := persistentvolumecontroller.NewController(ctx, binderParameters{
 		KubeClient:                 binderClient,
 		SyncPeriod:                 c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
 		FullResyncPeriod:           c.Binder.FullResyncPeriod,
@@ -88,13 +88,8 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		ReservedVolumeGracePeriod:  c.Binder.ReservedVolumeGracePeriod,
 		UnclaimedVolumeGracePeriod: c.Binder.UnclaimedVolumeGracePeriod,
 		VolumePlugins:              plugins,
-		VolumeInformer:             informerFactory.Core().V1().PersistentVolumes(),
-		ClaimInformer:              informerFactory.Core().V1().PersistentVolumeClaims(),
-		ClassInformer:              informerFactory.Storage().V1().StorageClasses(),
-		PodInformer:                informerFactory.Core().V1().Pods(),
-		NodeInformer:               informerFactory.Core().V1().Nodes(),
 		EnableDynamicProvisioning:  c.PersistentVolumeBinderController.VolumeConfiguration.EnableDynamicProvisioning,
-	})
+	}.WithInformers(informerFactory))
 	if err != nil {
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
 	}
@@ -147,4 +142,17 @@ func allTrue[K comparable](m map[K]bool) bool {
 		}
 	}
 	return true
+}
+
+// binderParameters are the controller's parameters; WithInformers fills in its informers, the one
+// list of them (a warm standby starts the same ones).
+type binderParameters persistentvolumecontroller.ControllerParameters
+
+func (p binderParameters) WithInformers(f informers.SharedInformerFactory) persistentvolumecontroller.ControllerParameters {
+	p.VolumeInformer = f.Core().V1().PersistentVolumes()
+	p.ClaimInformer = f.Core().V1().PersistentVolumeClaims()
+	p.ClassInformer = f.Storage().V1().StorageClasses()
+	p.PodInformer = f.Core().V1().Pods()
+	p.NodeInformer = f.Core().V1().Nodes()
+	return persistentvolumecontroller.ControllerParameters(p)
 }

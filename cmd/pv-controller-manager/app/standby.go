@@ -13,12 +13,13 @@ import (
 // are made only when the Lease is held; its handlers then receive the caches' objects as the initial
 // list, as after a cold start (patch 0025 leaves the settled ones to its paced first pass).
 func startWarmStandby(ctx context.Context, factory informers.SharedInformerFactory) {
-	// The informers of persistentvolumecontroller.NewController's parameters (runBinder).
-	factory.Core().V1().PersistentVolumes().Informer()
-	factory.Core().V1().PersistentVolumeClaims().Informer()
-	factory.Storage().V1().StorageClasses().Informer()
-	factory.Core().V1().Pods().Informer()
-	factory.Core().V1().Nodes().Informer()
+	// The informers runBinder gives the controller; asking for one registers it, so Start starts it.
+	p := binderParameters{}.WithInformers(factory)
+	p.VolumeInformer.Informer()
+	p.ClaimInformer.Informer()
+	p.ClassInformer.Informer()
+	p.PodInformer.Informer()
+	p.NodeInformer.Informer()
 	factory.Start(ctx.Done())
 	go func() {
 		if allTrue(factory.WaitForCacheSync(ctx.Done())) {

@@ -67,6 +67,14 @@ func unfinished(r run) string {
 	return ""
 }
 
+// lowerBoundOf is "< " when only upstream gave up: ours' time over upstream's is then an upper bound.
+func lowerBoundOf(up, ours run) string {
+	if up.result.Unbound > 0 && ours.result.Unbound == 0 {
+		return "< "
+	}
+	return ""
+}
+
 // binds is the number of claims bound in the run: its count, less those still unbound when the
 // load generator gave up (LOAD_TIMEOUT). Per-bind figures divide by it.
 func (r run) binds() int { return r.result.Count - r.result.Unbound }
@@ -205,7 +213,7 @@ func main() {
 			fmt.Fprintf(&md, "\nours / upstream: max latency %.2f, p50 %.2f, time to all bound %s%.2f.\n",
 				pct(ours.result, 1).Seconds()/pct(up.result, 1).Seconds(),
 				pct(ours.result, 0.5).Seconds()/math.Max(pct(up.result, 0.5).Seconds(), 1e-9),
-				map[bool]string{true: "< ", false: ""}[up.result.Unbound > 0 && ours.result.Unbound == 0],
+				lowerBoundOf(*up, *ours),
 				ours.result.TimeToAllBound.Seconds()/up.result.TimeToAllBound.Seconds())
 			if up.result.Unbound > 0 || ours.result.Unbound > 0 {
 				md.WriteString("An arm that had not bound every claim when the load generator gave up (LOAD_TIMEOUT) shows the time it gave up; its latencies are those of the claims it bound, so they are lower bounds.\n")
