@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,60 @@ type apiServer struct {
 	// writes counts the binder's committed writes by "verb resource[/subresource]".
 	writes    map[string]int
 	lastWrite time.Time // the binder's last committed write
+	// bursts counts the binder's write requests per object and observed version (the
+	// resourceVersion the update was based on), refused or not, that came less than
+	// hotLoopGap after the one before: a binder that writes one object again and again
+	// against the same version, with no back-off, is in a hot loop.
+	bursts   map[string]*writeBurst
+	hotLoops []hotLoop // one per object and version found in a hot loop
+	// stopBinder stops the binder found in a hot loop: no virtual time passes while it spins,
+	// so the run could not end otherwise. The run then settles and reports the finding.
+	stopBinder func()
+}
+
+type hotLoop struct {
+	detail string
+	at     time.Time
+}
+
+type writeBurst struct {
+	last time.Time
+	n    int
+}
+
+const (
+	// hotLoopGap: retries of one key back off at least 1 ms (the controller's first step).
+	hotLoopGap = time.Millisecond
+	// hotLoopBurst: more writes than every worker of both kinds could make at one instant
+	// (32 + 32) against one version of one object.
+	hotLoopBurst = 64
+)
+
+// noteWrite counts a write request of the binder and tells whether the binder is in a hot loop.
+func (s *apiServer) noteWrite(verb, resource, name, version string) bool {
+	if s.bursts == nil {
+		s.bursts = map[string]*writeBurst{}
+	}
+	id := verb + " " + resource + " " + name + "@" + version
+	b := s.bursts[id]
+	if b == nil {
+		b = &writeBurst{}
+		s.bursts[id] = b
+	}
+	now := time.Now()
+	if b.n > 0 && now.Sub(b.last) < hotLoopGap {
+		b.n++
+	} else {
+		b.n = 1
+	}
+	b.last = now
+	if b.n == hotLoopBurst+1 {
+		s.hotLoops = append(s.hotLoops, hotLoop{at: now, detail: fmt.Sprintf("%d %s requests for %s against version %s, each less than %s after the one before; the binder was stopped", b.n, verb, name, version, hotLoopGap)})
+		if s.stopBinder != nil {
+			s.stopBinder()
+		}
+	}
+	return len(s.hotLoops) > 0
 }
 
 type event struct {
@@ -123,11 +178,16 @@ func (s *apiServer) react(action core.Action, binder bool) (bool, runtime.Object
 	if _, ok := s.objects[resource]; !ok {
 		return true, nil, apierrors.NewNotFound(action.GetResource().GroupResource(), "")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	verb := action.GetVerb()
 	if action.GetSubresource() != "" {
 		verb += "/" + action.GetSubresource()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if binder && strings.HasPrefix(verb, "update") {
+		obj := action.(core.UpdateAction).GetObject()
+		m, _ := metaOf(obj)
+		s.noteWrite(verb, resource, key(obj), m.GetResourceVersion())
 	}
 	var f fault
 	if binder && s.faults != nil {

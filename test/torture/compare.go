@@ -50,7 +50,7 @@ const (
 	outcomeUpstreamViolation = "upstream bound a claim by breaking an invariant (its violation), ours did not"
 	outcomeContested         = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
 	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
-	outcomeEarlierClaim      = "a re-created claim's PV Released from its earlier namesake, which only ours had bound before its deletion (Retain: never bound again)"
+	outcomeEarlierClaim      = "a re-created claim's PV Released (Retain) or Failed (Delete, no deleter) from its earlier namesake, which only ours had bound before its deletion: never bound to another claim"
 )
 
 // add records one seed and returns the findings that fail the run.
@@ -138,8 +138,10 @@ func compareEnds(o, u result) (string, string) {
 			// The claim ours left Pending is pre-bound to a PV ours Released: from an earlier
 			// claim of the same name (this one was never Bound), which ours, faster through the
 			// faults, bound before it was deleted and upstream did not. A Retain PV is never
-			// bound again, so Pending is ours' only right answer (seed 1796164846233840766).
-			if strings.HasPrefix(o.Volumes[x], string(v1.VolumeReleased)+" ") {
+			// bound again, so Pending is ours' only right answer (seed 1796164846233840766). A
+			// Delete PV goes on from Released to Failed, the model having no deleter: the same
+			// (seed 1796299422631505052).
+			if strings.HasPrefix(o.Volumes[x], string(v1.VolumeReleased)+" ") || strings.HasPrefix(o.Volumes[x], string(v1.VolumeFailed)+" ") {
 				earlier = append(earlier, k)
 				continue
 			}

@@ -1,6 +1,11 @@
 package torture
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+)
 
 // The end states of seed 1796164846233840766 (make torture, 2026-12-01): ns1/c-6 pre-bound to
 // pv-0 was deleted and created again. Ours bound the first c-6 before its deletion (so pv-0, Retain,
@@ -21,5 +26,53 @@ func TestCompareEndsClaimRecreatedOverAReleasedVolume(t *testing.T) {
 	ours.Volumes["pv-0"] = "Available "
 	if got, _ := compareEnds(ours, upstream); got != outcomeUpstreamMore {
 		t.Errorf("pv-0 free and the claim Pending: outcome %q, want %q (a failure)", got, outcomeUpstreamMore)
+	}
+}
+
+// Seed 1796299422631505052 (make torture, 2026-12-03): ns2/c-2 pre-bound to pv-1, whose reclaim
+// policy is Delete, was deleted and created again under its name. Ours bound the first c-2 before its
+// deletion, so pv-1 went Released and then Failed (the model has no deleter); upstream, slower, had
+// not bound it, so it bound the second. A volume Released from one claim is never bound to another.
+func TestCompareEndsClaimRecreatedOverAFailedVolume(t *testing.T) {
+	ours := result{
+		Claims:  map[string]string{"ns2/c-2": "Pending pv-1", "ns1/c-3": "Pending pv-1"},
+		Volumes: map[string]string{"pv-1": "Failed ns2/c-2"},
+	}
+	upstream := result{
+		Claims:  map[string]string{"ns2/c-2": "Bound pv-1", "ns1/c-3": "Pending pv-1"},
+		Volumes: map[string]string{"pv-1": "Bound ns2/c-2"},
+	}
+	if got, detail := compareEnds(ours, upstream); got != outcomeEarlierClaim {
+		t.Errorf("Failed from the earlier claim: outcome %q (%s), want %q", got, detail, outcomeEarlierClaim)
+	}
+}
+
+// The model flags a binder that writes one object against one version again and again with no
+// back-off (the loop of seeds 1796233121677576072 and 1796299422631514156), and not retries that
+// back off or writes against new versions.
+func TestNoteWriteFlagsAHotLoop(t *testing.T) {
+	s := newAPIServer()
+	for i := range hotLoopBurst {
+		if s.noteWrite("update/status", resPVC, "ns/c-1", "24") {
+			t.Fatalf("flagged after %d writes, want more than %d", i+1, hotLoopBurst)
+		}
+	}
+	if !s.noteWrite("update/status", resPVC, "ns/c-1", "24") || len(s.hotLoops) != 1 {
+		t.Fatalf("%d writes against one version at one instant not flagged", hotLoopBurst+1)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newAPIServer()
+		for range 3 * hotLoopBurst {
+			if s.noteWrite("update/status", resPVC, "ns/c-1", "24") {
+				t.Fatalf("retries %s apart flagged", hotLoopGap)
+			}
+			time.Sleep(hotLoopGap)
+		}
+	})
+	s = newAPIServer()
+	for v := range 3 * hotLoopBurst {
+		if s.noteWrite("update/status", resPVC, "ns/c-1", fmt.Sprint(v)) {
+			t.Fatalf("writes against new versions flagged")
+		}
 	}
 }

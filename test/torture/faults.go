@@ -76,7 +76,7 @@ func (p *faultPlan) draw(parts ...string) float64 {
 
 // request is called under the store's lock for each request of the binder's client.
 func (p *faultPlan) request(verb, resource, name string) fault {
-	_, objectName, _ := strings.Cut(name, "/") // namespace/name: a 409 names the object alone
+	objectName := name[strings.LastIndex(name, "/")+1:] // a 409 names the object alone, as the API server's does
 	if !p.enabled {
 		return fault{}
 	}

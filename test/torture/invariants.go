@@ -39,6 +39,7 @@ const (
 	ruleBoundLost          = "a Bound claim lost a volume that still names it"
 	ruleBoundTakenAway     = "a Bound volume's claimRef changed while its claim is Bound to it"
 	ruleVolumeNameChanged  = "a claim's spec.volumeName changed"
+	ruleHotLoop            = "a hot loop: one object written again and again against the same version, without back-off"
 	ruleSettledFreeFits    = "liveness: a Pending claim that a free PV fits"
 	ruleSettledPrebound    = "liveness: a pre-bound claim Pending though its PV is free and fits"
 	ruleSettledReserved    = "liveness: a claim Pending though a free PV reserving it fits"

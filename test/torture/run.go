@@ -98,10 +98,14 @@ func runArm(arm string, w workload) (res result) {
 		return res
 	}
 	factory.Start(ctx.Done())
+	binderCtx, stopBinder := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.stopBinder = stopBinder
+	s.mu.Unlock()
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		ctrl.Run(ctx)
+		ctrl.Run(binderCtx)
 	}()
 	defer func() {
 		cancel()
@@ -199,6 +203,9 @@ func runArm(arm string, w workload) (res result) {
 	pvs, pvcs := s.snapshot()
 	s.mu.Lock()
 	chk.settled(pvs, pvcs)
+	for _, h := range s.hotLoops {
+		chk.violations = append(chk.violations, violation{Rule: ruleHotLoop, Detail: h.detail, At: h.at.Sub(chk.start).String()})
+	}
 	res.Violations = slices.Clone(chk.violations)
 	res.Binds = chk.binds
 	res.Transitions = maps.Clone(chk.transitions)

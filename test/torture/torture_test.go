@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,6 +82,7 @@ func waitWithin(wg *sync.WaitGroup, d time.Duration) bool {
 
 // armProcess is one arm's child process.
 type armProcess struct {
+	arm   string
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	out   *bufio.Scanner
@@ -88,7 +90,7 @@ type armProcess struct {
 }
 
 func startArmProcess(t *testing.T, arm string, logs io.Writer) *armProcess {
-	p := &armProcess{cmd: exec.Command(os.Args[0], "-test.run=^TestTortureArm$", "-test.count=1", "-test.timeout=0")}
+	p := &armProcess{arm: arm, cmd: exec.Command(os.Args[0], "-test.run=^TestTortureArm$", "-test.count=1", "-test.timeout=0")}
 	p.cmd.Env = append(os.Environ(), "TORTURE_ARM="+arm)
 	p.cmd.Stderr = &p.stder
 	if logs != nil {
@@ -123,6 +125,33 @@ func (p *armProcess) run(seed uint64) (result, error) {
 		}
 	}
 	return result{}, fmt.Errorf("the arm's process ended: %v\n%s", p.out.Err(), p.stder.String())
+}
+
+// dumpGoroutines ends an arm that did not finish its seed with SIGQUIT, so that the Go runtime
+// prints every goroutine's stack (the busy loop's among them), and writes what the process
+// printed to a file whose path it returns. An arm that finished is killed.
+func (p *armProcess) dumpGoroutines(t *testing.T, seed uint64, done bool) string {
+	if done {
+		_ = p.cmd.Process.Kill()
+		return ""
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	exited := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-exited
+	}
+	f, err := os.CreateTemp("", fmt.Sprintf("torture-%d-%s-*.txt", seed, p.arm))
+	if err != nil {
+		t.Logf("cannot keep the goroutine dump: %v", err)
+		return ""
+	}
+	defer f.Close()
+	_, _ = f.WriteString(p.stder.String())
+	return f.Name()
 }
 
 func (p *armProcess) stop() {
@@ -180,10 +209,9 @@ func TestTorture(t *testing.T) {
 		if !waitWithin(&wg, seedWallLimit) {
 			// A run in virtual time that never blocks (a busy loop) never ends and grows without
 			// bound (seed 1796233121677576072 reached 23 GiB): report it instead.
-			ours.cmd.Process.Kill()
-			up.cmd.Process.Kill()
-			t.Fatalf("seed %d: not finished after %s of wall time (ours done: %v, upstream done: %v): a busy loop in virtual time\n  replay: %s",
-				seed, seedWallLimit, oursDone.Load(), upDone.Load(), replayCommand(seed))
+			dumps := []string{ours.dumpGoroutines(t, seed, oursDone.Load()), up.dumpGoroutines(t, seed, upDone.Load())}
+			t.Fatalf("seed %d: not finished after %s of wall time (ours done: %v, upstream done: %v): a busy loop in virtual time\n  goroutines: %s\n  replay: %s",
+				seed, seedWallLimit, oursDone.Load(), upDone.Load(), strings.Join(slices.DeleteFunc(dumps, func(s string) bool { return s == "" }), ", "), replayCommand(seed))
 		}
 		if oErr != nil || uErr != nil {
 			t.Fatalf("seed %d: ours: %v; upstream: %v", seed, oErr, uErr)
@@ -262,6 +290,9 @@ var regressions = []struct {
 	{1796232412453794510, "patch 0021 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim"},
 	{1796230759831335717, "patch 0022: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)"},
 	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0021 (first draft): a RWO claim bound to the RWOP volume offered to it"},
+	{1796299422631506327, "patch 0026: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)"},
+	{1796299422631514156, "patch 0020 (its version check) and 0027: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)"},
+	{1796233121677576072, "patch 0020 (its version check) and 0027: the same hot loop (torture bug 14; 10 of 40 replays hung before)"},
 }
 
 func TestTortureRegressions(t *testing.T) {

@@ -53,6 +53,7 @@ func newConflictRateLimiter() workqueue.TypedRateLimiter[string] {
 // Other errors keep the upstream rate-limited retry.
 func (ctrl *PersistentVolumeController) handleSyncResult(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], queueName, key string, err error) {
 	conflictKey := queueName + "/" + key
+	noteSyncResult(queue, key, err)
 	if err == nil {
 		queue.Forget(key)
 		ctrl.conflictRateLimiter.Forget(conflictKey)

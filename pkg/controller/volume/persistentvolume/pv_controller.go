@@ -1178,6 +1178,7 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 	if err := refuseReleasedVolume(volume, claim); err != nil {
 		return err
 	}
+	cachedVolume := volume
 
 	if updatedVolume, err = ctrl.bindVolumeToClaim(ctx, volume, claim); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the volume", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)
@@ -1191,6 +1192,14 @@ func (ctrl *PersistentVolumeController) bind(ctx context.Context, volume *v1.Per
 		return err
 	}
 	volume = updatedVolume
+
+	if volume == cachedVolume {
+		// Nothing written to the volume: make sure it is still the one bound to the claim.
+		if volume, err = ctrl.confirmVolumeBeforeClaimSide(ctx, volume, claim); err != nil {
+			logger.V(3).Info("Error binding volume to claim: the volume changed", "PVC", klog.KObj(claim), "volumeName", cachedVolume.Name, "err", err)
+			return err
+		}
+	}
 
 	if updatedClaim, err = ctrl.bindClaimToVolume(ctx, claim, volume); err != nil {
 		logger.V(3).Info("Error binding volume to claim: failed saving the claim", "PVC", klog.KObj(claim), "volumeName", volume.Name, "err", err)

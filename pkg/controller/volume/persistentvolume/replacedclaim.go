@@ -36,7 +36,11 @@ import (
 // stayed Bound to the deleted claim until the full resync, minutes later, and
 // so did its reclaim and the pv-protection finalizer of a volume being
 // deleted. When the cached claim of a key has another UID than the informer's,
-// it is deleted first, as if its delete notification had come.
+// and the informer's is the newer one, the cached claim is deleted first, as if
+// its delete notification had come. When the cached one is newer, the informer
+// is behind (a conflict refreshed the cache from the API server while the
+// watch was broken): the informer's claim is the deleted one, not a namesake,
+// and syncing it would write against an object that no longer exists.
 func (ctrl *PersistentVolumeController) forgetReplacedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) {
 	obj, found, err := ctrl.claims.GetByKey(claimToClaimKey(claim))
 	if err != nil || !found {
@@ -44,6 +48,11 @@ func (ctrl *PersistentVolumeController) forgetReplacedClaim(ctx context.Context,
 	}
 	cached, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok || cached.UID == claim.UID {
+		return
+	}
+	cachedVersion, cerr := resourceVersionOf(cached)
+	informerVersion, ierr := resourceVersionOf(claim)
+	if cerr == nil && ierr == nil && cachedVersion > informerVersion {
 		return
 	}
 	klog.FromContext(ctx).V(4).Info("Claim replaced by a namesake before its deletion was seen", "PVC", klog.KObj(claim), "oldUID", cached.UID, "newUID", claim.UID)

@@ -70,3 +70,34 @@ func TestClaimReplacedByNamesakeQueuesItsVolume(t *testing.T) {
 		t.Error("an update of the same claim removed it from the cache")
 	}
 }
+
+// The cache ahead of the informer: a conflict stored the API server's claim (a
+// namesake created after the deletion) while the informer's watch was broken,
+// so the informer still has the deleted claim. That one is older: it must not
+// replace the cached claim, or the worker syncs the deleted claim again, its
+// write conflicts, the refresh stores the namesake, and the deleted claim comes
+// back from the informer: a loop with no back-off (the model torture's seed
+// 1796299422631514156, a claim worker writing Lost on the deleted claim without
+// end, and the binder's process growing until it was killed).
+func TestClaimCacheAheadOfTheInformerIsNotReplaced(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctrl, err := newTestController(ctx, &fake.Clientset{}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	namesake := newClaim("claim", "uid-new", "1Gi", "", v1.ClaimPending, nil)
+	namesake.ResourceVersion = "37"
+	if err := ctrl.claims.Add(namesake); err != nil {
+		t.Fatal(err)
+	}
+	deleted := newClaim("claim", "uid-old", "1Gi", "volume-gone", v1.ClaimBound, nil)
+	deleted.ResourceVersion = "24"
+	ctrl.forgetReplacedClaim(ctx, deleted)
+	obj, found, _ := ctrl.claims.GetByKey("default/claim")
+	if !found || obj.(*v1.PersistentVolumeClaim).UID != "uid-new" {
+		t.Errorf("the cache holds %v, want the newer claim uid-new", obj)
+	}
+	if ctrl.volumeQueue.Len() != 0 {
+		t.Errorf("the informer's older claim queued %d volumes", ctrl.volumeQueue.Len())
+	}
+}
