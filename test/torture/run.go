@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
 )
 
@@ -274,7 +275,10 @@ func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op) {
 
 // schedule does what kube-scheduler's volume binding does for a pod using a WaitForFirstConsumer
 // claim: it picks a free local volume that fits, writes the claim into its claimRef, and
-// annotates the claim with the chosen node.
+// annotates the claim with the chosen node. As its FindMatchingVolume does, a volume that
+// reserves the claim by claimRef is the claim's only candidate: the pod goes to that volume's
+// node, or nowhere if the volume modes differ (the model once placed such a pod on another
+// node's free volume, and the binder then bound the reserving volume: torture bug 15).
 func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target string) {
 	ns, name, _ := strings.Cut(target, "/")
 	claim, err := c.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
@@ -283,6 +287,28 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 		return
 	}
 	pvs, _ := s.snapshot()
+	for _, pv := range pvs {
+		ref := pv.Spec.ClaimRef
+		if ref == nil || ref.Namespace != ns || ref.Name != name || ref.UID != "" && ref.UID != claim.UID {
+			continue
+		}
+		if storagehelpers.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
+			return
+		}
+		node := affinityNode(pv)
+		if node == "" {
+			node = nodeA
+		}
+		if ref.UID == "" {
+			ref.UID, ref.ResourceVersion = claim.UID, claim.ResourceVersion
+			if _, err := c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+				return
+			}
+		}
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, annSelectedNode, node)
+		_, _ = c.CoreV1().PersistentVolumeClaims(ns).Update(ctx, claim, metav1.UpdateOptions{})
+		return
+	}
 	for _, pv := range pvs {
 		if pv.Spec.ClaimRef != nil || pv.Status.Phase != v1.VolumeAvailable || fitsAlways(pv, claim) != nil {
 			continue

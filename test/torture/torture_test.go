@@ -291,6 +291,8 @@ var regressions = []struct {
 	{1796230759831335717, "patch 0022: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)"},
 	{5237, "patch 0018: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0021 (first draft): a RWO claim bound to the RWOP volume offered to it"},
 	{1796299422631506327, "patch 0026: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)"},
+	{1796237723973664645, "patch 0026: the same path (torture bug 16, both arms: a claim Bound to a re-created PV reserving another claim; 4 of 4 replays before the fix)"},
+	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)"},
 	{1796299422631514156, "patch 0020 (its version check) and 0027: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)"},
 	{1796233121677576072, "patch 0020 (its version check) and 0027: the same hot loop (torture bug 14; 10 of 40 replays hung before)"},
 }
