@@ -275,8 +275,8 @@ func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op) {
 
 // schedule does what kube-scheduler's volume binding does for a pod using a WaitForFirstConsumer
 // claim: it picks a free local volume that fits, writes the claim into its claimRef, and
-// annotates the claim with the chosen node. As its FindMatchingVolume does, a volume that
-// reserves the claim by claimRef is the claim's only candidate: the pod goes to that volume's
+// annotates the claim with the chosen node. As its FindMatchingVolume does, a volume of the
+// claim's class that reserves the claim by claimRef is the claim's only candidate: the pod goes to that volume's
 // node, or nowhere if the volume modes differ (the model once placed such a pod on another
 // node's free volume, and the binder then bound the reserving volume: torture bug 15).
 func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target string) {
@@ -289,8 +289,8 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 	pvs, _ := s.snapshot()
 	for _, pv := range pvs {
 		ref := pv.Spec.ClaimRef
-		if ref == nil || ref.Namespace != ns || ref.Name != name || ref.UID != "" && ref.UID != claim.UID {
-			continue
+		if ref == nil || ref.Namespace != ns || ref.Name != name || ref.UID != "" && ref.UID != claim.UID || pv.Spec.StorageClassName != classLocal {
+			continue // the scheduler lists the volumes of the claim's class only
 		}
 		if storagehelpers.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
 			return
