@@ -3,8 +3,13 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 MODULE   := github.com/fastpv/pv-controller-manager
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
-COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# VERSION (the file) names the release being prepared (semver, CHANGELOG.md has its entry). A build
+# of the commit tagged with it is that release; any other build is a dev build of it:
+# v0.1.0-dev.g<commit>[.dirty] (a valid semver pre-release and image tag).
+COMMIT          ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+RELEASE_VERSION := $(shell tr -d '[:space:]' < VERSION)
+VERSION  ?= $(shell if [ "$$(git describe --tags --exact-match 2>/dev/null)" = "$(RELEASE_VERSION)" ] && git diff --quiet HEAD 2>/dev/null; \
+	then echo "$(RELEASE_VERSION)"; else echo "$(RELEASE_VERSION)-dev.g$(COMMIT)$$(git diff --quiet HEAD 2>/dev/null || echo .dirty)"; fi)
 GO_TEST_FLAGS ?=
 
 # The Kubernetes release to build for (docs/maintainers/patches-and-releases.md): the default line's
@@ -59,13 +64,19 @@ build: $(RELEASE_GEN) ## Build bin/pv-controller-manager and the kubectl plugin 
 plugin: $(RELEASE_GEN) ## Build only the kubectl plugin bin/kubectl-pvc_why (GOOS and GOARCH from the environment)
 	CGO_ENABLED=0 go build $(GO_FLAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 
-# make dist's version: VERSION when it is a release tag (v0.3.0, or git describe's v0.3.0-2-gabc), else v0.0.0-g<commit> (g as in git describe: always a valid semver pre-release).
-DIST_VERSION ?= $(if $(filter v%,$(VERSION)),$(VERSION),v0.0.0-g$(COMMIT))
+DIST_VERSION ?= $(VERSION)
 .PHONY: dist
-dist: ## Release archives for every carried release, linux/darwin amd64/arm64 plugin, OCI images, SHA256SUMS, krew manifest: _output/dist/<version>/ (hack/release/dist.sh)
+dist: release-notes ## Release archives for every carried release, linux/darwin amd64/arm64 plugin, OCI images, SHA256SUMS, krew manifest: _output/dist/<version>/ (hack/release/dist.sh)
 	VERSION=$(DIST_VERSION) RELEASES="$(RELEASES)" UPSTREAM=$(UPSTREAM) IMAGE_REPO=$(IMAGE_REPO) hack/release/dist.sh
 
-IMAGE_REPO ?= docker.io/fastpv/pv-controller-manager
+.PHONY: release-notes
+release-notes: ## Print CHANGELOG.md's entry for VERSION; fails when it has none (hack/release/release-notes.sh)
+	@hack/release/release-notes.sh $(RELEASE_VERSION)
+
+# Image names: REGISTRY is where you push them (no registry publishes ours). The default names a
+# registry that resolves nowhere, so an image that was not pushed or imported fails to pull.
+REGISTRY   ?= registry.example
+IMAGE_REPO ?= $(REGISTRY)/pv-controller-manager
 IMAGE      ?= $(IMAGE_REPO):$(IMAGE_TAG)
 .PHONY: image
 image: build ## Image tarball without a container engine (go-containerregistry): _output/image/pv-controller-manager.tar, IMAGE=...

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Switches this control-plane node between KCM's PersistentVolume binder and pv-controller-manager
 # (docs/operators/rollout.md). Run as root on each control-plane node, one node at a time.
-#   deploy/rollout.sh enable  [--image IMG] [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
+#   deploy/rollout.sh enable  --image IMG [--wait-timeout 3m] [--kubeconfig /etc/kubernetes/admin.conf]
+#                             [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
+#       ours installed first; KCM's binder turned off once our pod runs IMG and answers /healthz
 #   deploy/rollout.sh disable [--manifests-dir DIR] [--backup-dir DIR] [--dry-run]
-#   deploy/rollout.sh shadow  [--image IMG] [--manifests-dir DIR] [--dry-run]   (KCM untouched; docs/operators/shadow.md)
+#       KCM's binder switched on first, then our pod removed
+#   deploy/rollout.sh shadow  --image IMG [--manifests-dir DIR] [--dry-run]   (KCM untouched; docs/operators/shadow.md)
 # The edit itself is Go (pkg/rollout, golden-file tested): uses $PV_ROLLOUT, else bin/pv-rollout,
 # else builds it (needs Go). Copy bin/pv-rollout to nodes without Go.
 set -euo pipefail

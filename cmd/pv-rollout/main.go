@@ -10,6 +10,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fastpv/pv-controller-manager/deploy"
 	"github.com/fastpv/pv-controller-manager/pkg/rollout"
@@ -21,8 +26,12 @@ func main() {
 	fs.StringVar(&o.ManifestsDir, "manifests-dir", "/etc/kubernetes/manifests", "the kubelet's static pod directory (staticPodPath)")
 	fs.StringVar(&o.BackupDir, "backup-dir", "/etc/kubernetes/pv-controller-manager-backup", "where KCM's original manifest is kept; must not be the static pod directory")
 	manifest := fs.String("manifest", "", "our static pod manifest to install (default: the one built in, deploy/static-pod/pv-controller-manager.yaml)")
-	fs.StringVar(&o.Image, "image", "", "image for our static pod (default: the manifest's)")
+	fs.StringVar(&o.Image, "image", "", "image for our static pod, as pushed to your registry (required unless --manifest names one)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would change, change nothing")
+	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 3*time.Minute, "enable: how long to wait for our pod to run its image and answer /healthz before KCM's binder is turned off (0: do not wait)")
+	kubeconfig := fs.String("kubeconfig", "/etc/kubernetes/admin.conf", "enable: a kubeconfig that can read pods and their logs in kube-system, to watch our pod come up")
+	nodeName := fs.String("node-name", "", "enable: this node's name as the kubelet registered it (default: the host name)")
+	healthURL := fs.String("health-url", "https://127.0.0.1:10267/healthz", "enable: our pod's health endpoint on this node")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable|shadow [flags]")
 		fs.PrintDefaults()
@@ -48,10 +57,47 @@ func main() {
 		}
 		o.OurManifest = data
 	}
+	if action == "enable" {
+		path, err := rollout.ManifestKubeconfig(o.OurManifest)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+			os.Exit(2)
+		}
+		o.KubeconfigPath = path
+		if o.WaitTimeout > 0 && !o.DryRun {
+			check, err := podCheck(*kubeconfig, *nodeName, *healthURL)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "pv-rollout: %v (--wait-timeout=0 skips the wait; KCM's binder is then turned off without knowing that ours runs)\n", err)
+				os.Exit(2)
+			}
+			o.Check = check
+		}
+	}
 	run := map[string]func(rollout.Options) error{"enable": rollout.Enable, "disable": rollout.Disable, "shadow": rollout.Shadow}[action]
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "pv-rollout: %s failed: %v\n", action, err)
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "pv-rollout: %s done\n", action)
+}
+
+// podCheck watches our static pod's mirror pod through kubeconfig and its health URL on this node.
+func podCheck(kubeconfig, nodeName, healthURL string) (rollout.PodCheck, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	if nodeName == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("--node-name: %w", err)
+		}
+		nodeName = strings.ToLower(host) // the kubelet's default node name
+	}
+	c := &rollout.StaticPodCheck{Client: client, Namespace: "kube-system", PodName: "pv-controller-manager", NodeName: nodeName, HealthURL: healthURL}
+	return c.Check, nil
 }

@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
 
 CLUSTER="${KIND_CLUSTER:-pv-kind}"
-IMAGE="${IMAGE:-docker.io/fastpv/pv-controller-manager:e2e-kind}"
+IMAGE="${IMAGE:-pv-controller-manager.local/pv-controller-manager:e2e-kind}"
 # The offline node image carries a busybox of its own; a public one pulls busybox from Docker Hub.
 TEST_IMAGE="${KIND_TEST_IMAGE:-pv-controller-manager.local/busybox:e2e}"
 [[ -n "${KIND_NODE_IMAGE:-}" ]] && TEST_IMAGE="${KIND_TEST_IMAGE:-docker.io/library/busybox:1.36}"
@@ -157,6 +157,7 @@ new_cluster_from_recipe() {
   "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${RECIPE_CLUSTER}" >/dev/null
   for node in "${control_planes[@]}"; do
     docker cp deploy/kubeadm/pv-controller-manager-identity.sh "${node}:/root/pv-controller-manager-identity.sh"
+    docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout" # the rollback spec
     docker cp deploy/rbac "${node}:/root/rbac"
   done
   export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}"

@@ -21,7 +21,7 @@ ETC="${WORK}/etc-kubernetes" # this node's /etc/kubernetes
 MANIFESTS="${ETC}/manifests"
 KCM_IMAGE="registry.k8s.io/kube-controller-manager:v1.37.2"
 PAUSE_IMAGE="registry.k8s.io/pause:3.10-local"
-OUR_IMAGE="docker.io/fastpv/pv-controller-manager:e2e-node"
+OUR_IMAGE="pv-controller-manager.local/pv-controller-manager:e2e-node"
 KUBELET_PORT=10350
 
 skip() {

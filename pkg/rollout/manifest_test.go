@@ -67,11 +67,11 @@ func TestInvalidManifests(t *testing.T) {
 
 func TestSetImage(t *testing.T) {
 	in := []byte("spec:\n  containers:\n  - name: x\n    image: a/b:1\n    command: [x]\n")
-	out, err := SetImage(in, "docker.io/fastpv/pv-controller-manager:v2")
+	out, err := SetImage(in, "registry.example/pv-controller-manager:v2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Replace(string(in), "a/b:1", "docker.io/fastpv/pv-controller-manager:v2", 1); string(out) != want {
+	if want := strings.Replace(string(in), "a/b:1", "registry.example/pv-controller-manager:v2", 1); string(out) != want {
 		t.Errorf("SetImage = %q, want %q", out, want)
 	}
 	if _, err := SetImage([]byte("kind: Pod\n"), "x"); err == nil {

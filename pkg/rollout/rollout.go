@@ -2,12 +2,18 @@ package rollout
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
+
+	"github.com/distribution/reference"
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -26,7 +32,20 @@ type Options struct {
 	Image        string // replaces the image of our manifest when set
 	DryRun       bool
 	Log          func(format string, args ...any)
+
+	// Check, when set, is how Enable waits for our pod to come up on this node before it turns
+	// KCM's binder off: polled every WaitInterval for at most WaitTimeout.
+	Check        PodCheck
+	WaitTimeout  time.Duration
+	WaitInterval time.Duration
+	// KubeconfigPath is the file our pod's --kubeconfig names on this node; Enable refuses to
+	// install a pod whose identity is missing.
+	KubeconfigPath string
 }
+
+// ImagePlaceholder is the image our manifest names as shipped: no registry of ours publishes an
+// image, so the operator names theirs (deploy/rollout.sh enable --image, docs/install.md).
+const ImagePlaceholder = "REGISTRY/pv-controller-manager:VERSION"
 
 func (o *Options) logf(format string, args ...any) {
 	if o.Log != nil {
@@ -52,9 +71,12 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Enable switches the node to pv-controller-manager: KCM's manifest loses its binder (the
-// original saved in BackupDir first), then our manifest is installed. KCM is edited first so that
-// two binders never run at once; claims wait for the seconds in between. Idempotent.
+// Enable switches the node to pv-controller-manager, keeping a binder at every moment: our
+// manifest is installed first, and only once our pod runs its image and answers /healthz
+// (Check) is KCM's binder turned off (its manifest saved in BackupDir first). Until then KCM
+// binds and ours holds its writes (the upstream-binder guard). If our pod does not come up,
+// our manifest is put back as it was (removed, or the previous one of an upgrade), KCM is not
+// touched, and the error says why. Idempotent.
 func Enable(o Options) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -63,43 +85,116 @@ func Enable(o Options) error {
 	if err != nil {
 		return err
 	}
-	backupPath := filepath.Join(o.BackupDir, KCMManifestName)
-	if !bytes.Equal(edited, current) {
-		// The current manifest runs the binder, so it is the original to restore later (after a
-		// kubeadm upgrade rewrote it, too): back it up, replacing an older backup.
-		o.logf("backing up %s to %s", kcmPath, backupPath)
-		if err := o.writeFile(backupPath, current, 0o600); err != nil {
-			return err
+	ours, image, err := o.ourManifest()
+	if err != nil {
+		return err
+	}
+	if o.KubeconfigPath != "" {
+		if _, err := os.Stat(o.KubeconfigPath); err != nil {
+			return fmt.Errorf("our pod's kubeconfig: %w (mint it first: docs/operators/rollout.md, step 3)", err)
 		}
-		o.logf("disabling KCM's binder in %s", kcmPath)
-		if err := o.writeFile(kcmPath, edited, 0o600); err != nil {
-			return err
-		}
-	} else {
-		o.logf("%s already runs without the binder; unchanged", kcmPath)
 	}
 
-	ours := o.OurManifest
-	if o.Image != "" {
-		ours, err = SetImage(ours, o.Image)
-		if err != nil {
+	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
+	previous, err := os.ReadFile(ourPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	hadPrevious := err == nil
+	if hadPrevious && bytes.Equal(previous, ours) {
+		o.logf("%s is up to date", ourPath)
+	} else {
+		o.logf("installing %s (%s)", ourPath, image)
+		if err := o.writeFile(ourPath, ours, 0o600); err != nil {
 			return err
 		}
 	}
-	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
-	if existing, err := os.ReadFile(ourPath); err == nil && bytes.Equal(existing, ours) {
-		o.logf("%s is up to date", ourPath)
+	if err := o.waitForOurPod(image); err != nil {
+		if hadPrevious && !bytes.Equal(previous, ours) {
+			o.logf("putting the previous %s back", ourPath)
+			if werr := o.writeFile(ourPath, previous, 0o600); werr != nil {
+				return fmt.Errorf("our pod did not come up (%v), and restoring %s failed: %w", err, ourPath, werr)
+			}
+		} else if !hadPrevious && !o.DryRun {
+			o.logf("removing %s", ourPath)
+			if rerr := os.Remove(ourPath); rerr != nil {
+				return fmt.Errorf("our pod did not come up (%v), and removing %s failed: %w", err, ourPath, rerr)
+			}
+		}
+		return fmt.Errorf("our pod did not come up, KCM's binder left on in %s: %w", kcmPath, err)
+	}
+
+	if bytes.Equal(edited, current) {
+		o.logf("%s already runs without the binder; unchanged", kcmPath)
 		return nil
 	}
-	o.logf("installing %s", ourPath)
-	return o.writeFile(ourPath, ours, 0o600)
+	// The current manifest runs the binder, so it is the original to restore later (after a
+	// kubeadm upgrade rewrote it, too): back it up, replacing an older backup.
+	backupPath := filepath.Join(o.BackupDir, KCMManifestName)
+	o.logf("backing up %s to %s", kcmPath, backupPath)
+	if err := o.writeFile(backupPath, current, 0o600); err != nil {
+		return err
+	}
+	o.logf("disabling KCM's binder in %s", kcmPath)
+	return o.writeFile(kcmPath, edited, 0o600)
 }
 
-// Disable rolls back: our manifest is removed, then KCM's original is restored byte for byte from
-// the backup. If KCM's manifest was changed after Enable (it is not what Enable made of the backup),
-// the change is kept and only the binder is switched back on; the backup is then left in place.
+// ourManifest is the manifest to install and its image: o.Image when set, else the manifest's,
+// which must not be the shipped placeholder.
+func (o *Options) ourManifest() ([]byte, string, error) {
+	ours := o.OurManifest
+	if o.Image != "" {
+		if err := ValidateImage(o.Image); err != nil {
+			return nil, "", err
+		}
+		var err error
+		if ours, err = SetImage(ours, o.Image); err != nil {
+			return nil, "", err
+		}
+	}
+	image, err := ManifestImage(ours)
+	if err != nil {
+		return nil, "", err
+	}
+	if image == ImagePlaceholder {
+		return nil, "", fmt.Errorf("no image: pass --image with the image you pushed, e.g. --image registry.example/pv-controller-manager:v0.1.0 (docs/install.md)")
+	}
+	return ours, image, ValidateImage(image)
+}
+
+// waitForOurPod polls o.Check until our pod runs image and answers, or fails.
+func (o *Options) waitForOurPod(image string) error {
+	if o.Check == nil || o.WaitTimeout <= 0 {
+		return nil
+	}
+	if o.DryRun {
+		o.logf("(dry run) would wait up to %s for our pod to run %s and answer /healthz", o.WaitTimeout, image)
+		return nil
+	}
+	interval := o.WaitInterval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	o.logf("waiting up to %s for our pod to run %s and answer /healthz", o.WaitTimeout, image)
+	if err := waitFor(context.Background(), o.Check, image, o.WaitTimeout, interval); err != nil {
+		return err
+	}
+	o.logf("our pod is up")
+	return nil
+}
+
+// Disable rolls back, keeping a binder at every moment: KCM's binder is switched on first (its
+// original manifest restored byte for byte from the backup), so that ours, which holds its
+// writes as soon as a KCM that leads runs its binder, binds until KCM does; then our manifest is
+// removed. If KCM's manifest was changed after Enable (it is not what Enable made of the backup),
+// or there is no backup (a cluster made with the kubeadm recipe, whose KCM was rendered without
+// the binder), the change is kept and only the binder is switched back on in the current file;
+// a backup is then left in place.
 func Disable(o Options) error {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.restoreKCM(); err != nil {
 		return err
 	}
 	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
@@ -113,7 +208,12 @@ func Disable(o Options) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	return nil
+}
 
+// restoreKCM switches KCM's binder back on: the backup when it is what Enable edited, else the
+// current manifest with the binder enabled.
+func (o *Options) restoreKCM() error {
 	kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
 	backupPath := filepath.Join(o.BackupDir, KCMManifestName)
 	current, err := os.ReadFile(kcmPath)
@@ -204,6 +304,38 @@ func (o *Options) writeFile(path string, data []byte, mode fs.FileMode) error {
 }
 
 var imageLine = regexp.MustCompile(`(?m)^(\s*image:\s*)(\S+)(\s*)$`)
+
+// ManifestImage returns the one image of our manifest.
+func ManifestImage(manifest []byte) (string, error) {
+	matches := imageLine.FindAllSubmatch(manifest, -1)
+	if len(matches) != 1 {
+		return "", fmt.Errorf("our manifest must have exactly one image line, found %d", len(matches))
+	}
+	return string(matches[0][2]), nil
+}
+
+// ManifestKubeconfig returns the host file our manifest mounts as the pod's kubeconfig (the
+// hostPath of its volume "kubeconfig"), "" when it mounts none.
+func ManifestKubeconfig(manifest []byte) (string, error) {
+	var pod v1.Pod
+	if err := yaml.Unmarshal(manifest, &pod); err != nil {
+		return "", fmt.Errorf("our manifest: %w", err)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == "kubeconfig" && v.HostPath != nil {
+			return v.HostPath.Path, nil
+		}
+	}
+	return "", nil
+}
+
+// ValidateImage refuses what is not an image reference a kubelet can pull.
+func ValidateImage(image string) error {
+	if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		return fmt.Errorf("image %q: %w", image, err)
+	}
+	return nil
+}
 
 // SetImage replaces the one image of our manifest.
 func SetImage(manifest []byte, image string) ([]byte, error) {

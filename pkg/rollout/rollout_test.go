@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var ourManifest = []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: pv-controller-manager\nspec:\n  containers:\n  - name: pv-controller-manager\n    image: docker.io/fastpv/pv-controller-manager:dev\n")
+var ourManifest = []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: pv-controller-manager\nspec:\n  containers:\n  - name: pv-controller-manager\n    image: pv-controller-manager.local/pv-controller-manager:dev\n")
 
 func newNode(t *testing.T, kcm []byte) Options {
 	t.Helper()

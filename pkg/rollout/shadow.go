@@ -27,11 +27,9 @@ func Shadow(o Options) error {
 	if bytes.Equal(edited, current) {
 		return fmt.Errorf("%s runs without its binder: pv-controller-manager binds on this node, a shadow would compare with nothing (run disable first)", kcmPath)
 	}
-	ours := o.OurManifest
-	if o.Image != "" {
-		if ours, err = SetImage(ours, o.Image); err != nil {
-			return err
-		}
+	ours, _, err := o.ourManifest()
+	if err != nil {
+		return err
 	}
 	if ours, err = AddFlag(ours, ShadowFlag); err != nil {
 		return err

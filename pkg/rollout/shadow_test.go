@@ -13,6 +13,11 @@ func TestShadowLeavesKCMAloneAndEnableReplacesIt(t *testing.T) {
 	original := readFile(t, "testdata/kubeadm.yaml")
 	o := newNode(t, original)
 	o.OurManifest = deploy.StaticPodManifest
+	o.Image = "registry.example/pv-controller-manager:v0.1.0"
+	binding, err := SetImage(deploy.StaticPodManifest, o.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
 	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
 	for i := range 2 {
@@ -30,7 +35,7 @@ func TestShadowLeavesKCMAloneAndEnableReplacesIt(t *testing.T) {
 	if err := Enable(o); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, ourPath); !bytes.Equal(got, deploy.StaticPodManifest) {
+	if got := readFile(t, ourPath); !bytes.Equal(got, binding) {
 		t.Fatal("enable after shadow must install the binding manifest")
 	}
 	if err := Shadow(o); err == nil || !strings.Contains(err.Error(), "runs without its binder") {

@@ -137,4 +137,37 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 				"identity script run: our pods Ready after %s, all %d claims Bound one to one after %s",
 			len(e.controlPlanes), prebound+matched, podsReady.Round(100*time.Millisecond), prebound+matched, allBound.Round(100*time.Millisecond)))
 	})
+
+	// Rollback on a cluster the recipe made: there is no backup (kubeadm rendered KCM without its
+	// binder), so disable switches the binder on in the current manifest; then our pod goes.
+	It("rolls back with pv-rollout disable: KCM binds again, ours is gone, nothing was bound twice", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		for _, node := range e.controlPlanes {
+			// kind can only place the recipe's manifest before kubeadm runs as a bind mount; on a
+			// real node it is a file. Make it one (same bytes: the kubelet does not restart the pod).
+			e.onNode(ctx, node, "sh", "-c", "f=/etc/kubernetes/manifests/pv-controller-manager.yaml; cp $f /root/ours.yaml && umount $f && cp /root/ours.yaml $f")
+			out := e.onNode(ctx, node, "/usr/local/bin/pv-rollout", "disable")
+			GinkgoWriter.Printf("%s: pv-rollout disable: %s", node, out)
+			Expect(out).To(ContainSubstring("no backup"))
+		}
+		for _, node := range e.controlPlanes {
+			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3*time.Minute).WithPolling(time.Second).
+				ShouldNot(ContainSubstring("-persistentvolume-binder-controller"), node)
+			Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager"))
+			Eventually(ctx, func() error {
+				_, err := client.CoreV1().Pods("kube-system").Get(ctx, "pv-controller-manager-"+node, metav1.GetOptions{})
+				return err
+			}).WithTimeout(2*time.Minute).Should(HaveOccurred(), "our mirror pod on %s is gone", node)
+		}
+		const pairs = 5
+		for i := range pairs {
+			name := fmt.Sprintf("after-rollback-%d", i)
+			pv := createVolume(ctx, volume(ns, name, "1Gi", ""))
+			createClaim(ctx, claim(ns, name, "1Gi", "", pv.Name))
+		}
+		for i := range pairs {
+			Eventually(ctx, getClaim(ctx, ns, fmt.Sprintf("after-rollback-%d", i))).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+		}
+		Expect(expectOneToOne(ctx, ns)).To(Equal(pairs))
+	})
 })

@@ -92,6 +92,13 @@ func nodeReady(n *v1.Node) bool {
 	return false
 }
 
+// readOriginal is KCM's manifest of node as it was before the rollout.
+func readOriginal(e kindEnv, node string) []byte {
+	data, err := os.ReadFile(filepath.Join(e.originals, node+".yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	return data
+}
+
 // onNode runs a command in a node container.
 func (e kindEnv) onNode(ctx context.Context, node string, args ...string) string {
 	out, err := exec.CommandContext(ctx, e.engine, append([]string{"exec", node}, args...)...).CombinedOutput()
@@ -318,6 +325,23 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		pv := createVolume(ctx, volume(ns, "kcm", "1Gi", ""))
 		createClaim(ctx, claim(ns, "kcm", "1Gi", "", pv.Name))
 		Eventually(ctx, getClaim(ctx, ns, "kcm")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+	})
+
+	It("leaves KCM's binder on when our image cannot be pulled; claims created meanwhile bind through KCM", func(ctx SpecContext) {
+		node := e.controlPlanes[0]
+		ns := newNamespace(ctx)
+		args := []string{"exec", node, "/usr/local/bin/pv-rollout", "enable", "--image", "pv-controller-manager.local/pv-controller-manager:no-such-tag", "--wait-timeout", "3m"}
+		out, err := exec.CommandContext(ctx, e.engine, args...).CombinedOutput()
+		GinkgoWriter.Printf("%s: pv-rollout enable with an unpullable image: %s", node, out)
+		Expect(err).To(HaveOccurred(), "enable must fail when our pod cannot start")
+		Expect(string(out)).To(MatchRegexp(`ImagePullBackOff|ErrImagePull|not up after`))
+		Expect(string(out)).To(ContainSubstring("KCM's binder left on"))
+		Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).
+			To(Equal(string(readOriginal(e, node))), "KCM's manifest must be untouched")
+		Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager.yaml"))
+		pv := createVolume(ctx, volume(ns, "kcm-meanwhile", "1Gi", ""))
+		createClaim(ctx, claim(ns, "kcm-meanwhile", "1Gi", "", pv.Name))
+		Eventually(ctx, getClaim(ctx, ns, "kcm-meanwhile")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
 	})
 
 	It("rolls out one control-plane node at a time; pairs created throughout all bind, each PV to its own claim", func(ctx SpecContext) {

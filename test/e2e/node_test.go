@@ -68,7 +68,8 @@ var _ = Describe("Static-pod rollout on a real node", Ordered, Serial, Label("no
 	rollout := func(action string) {
 		args := []string{action, "--manifests-dir=" + manifestsDir, "--backup-dir=" + backupDir}
 		if action == "enable" {
-			args = append(args, "--manifest="+ourManifest, "--image="+ourImage)
+			// Our pod comes up before KCM's binder goes off: pv-rollout watches its mirror pod.
+			args = append(args, "--manifest="+ourManifest, "--image="+ourImage, "--kubeconfig="+os.Getenv("KUBECONFIG"), "--node-name="+nodeName)
 		}
 		out, err := exec.Command(rolloutScript, args...).CombinedOutput()
 		GinkgoWriter.Printf("rollout %s:\n%s", action, out)

@@ -39,7 +39,7 @@ import (
 
 func main() {
 	binary := flag.String("binary", "bin/pv-controller-manager", "static linux binary to put at /usr/local/bin/pv-controller-manager")
-	tag := flag.String("tag", "docker.io/fastpv/pv-controller-manager:dev", "image reference written into the tarball")
+	tag := flag.String("tag", "pv-controller-manager.local/pv-controller-manager:dev", "image reference written into the tarball")
 	out := flag.String("out", "_output/image/pv-controller-manager.tar", "image tarball to write")
 	arch := flag.String("arch", "amd64", "GOARCH of the binary; with --format=oci, a comma-separated list")
 	format := flag.String("format", "docker", "docker: a docker-archive tarball of one image; oci: an OCI image layout tar, one image per --arch")
