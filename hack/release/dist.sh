@@ -48,9 +48,13 @@ for release in ${RELEASES}; do
     say "${name}: building"
     GOOS=linux GOARCH="${arch}" make --no-print-directory build rollout-tool KUBE_VERSION="${release}" VERSION="${VERSION}" COMMIT="${COMMIT}" \
       BIN_DIR="${root}/bin" >/dev/null
-    mkdir -p "${root}/deploy"
-    cp -r deploy/static-pod deploy/rbac deploy/monitoring deploy/rollout.sh "${root}/deploy/"
-    cp LICENSE "${root}/"
+    # hack/release/dist-contents.txt, then the line's own deploy/ files over them (v1.35's RBAC).
+    while read -r path; do
+      mkdir -p "${root}/$(dirname "${path}")"
+      cp -r "${path}" "${root}/${path}"
+    done < <(grep -v '^#' hack/release/dist-contents.txt)
+    line="$(KUBE_VERSION="${release}" bash -c 'source hack/lib.sh && echo "${RELEASE_LINE}"')"
+    if [[ -d "releases/${line}/src/deploy" ]]; then cp -r "releases/${line}/src/deploy/." "${root}/deploy/"; fi
     tgz "${name}.tar.gz" "${stage}" "${name}"
   done
   image="pv-controller-manager_${VERSION}_k8s${release#v}.oci.tar"

@@ -19,5 +19,24 @@ if [[ -n "${hits}" ]]; then
   echo "${hits}" >&2
   failed=1
 fi
+# Every deploy/ and docs/ path the install page names is in the release archives.
+mapfile -t contents < <(grep -v '^#' hack/release/dist-contents.txt)
+while read -r path; do
+  path="${path#../}"
+  [[ "${path}" == operators/* ]] && path="docs/${path}"
+  covered=0
+  for c in "${contents[@]}"; do
+    if [[ "${path%/}" == "${c}" || "${path}" == "${c}/"* ]]; then covered=1; fi
+  done
+  [[ "${path}" == "deploy/" ]] && covered=1 # the directory itself
+  if [[ ${covered} -eq 0 ]]; then
+    echo "verify-release.sh: docs/install.md names ${path}, which the release archives leave out (hack/release/dist-contents.txt)" >&2
+    failed=1
+  fi
+  if [[ ! -e "${path}" ]]; then
+    echo "verify-release.sh: docs/install.md names ${path}, which does not exist" >&2
+    failed=1
+  fi
+done < <(grep -o '\(\.\./\)\?deploy/[a-zA-Z0-9_./-]*\|\(\.\./\)\?docs/[a-zA-Z0-9_./-]*\|operators/[a-z-]*\.md' docs/install.md | sort -u)
 [[ ${failed} -eq 0 ]] && echo "verify-release.sh: ok"
 exit "${failed}"
