@@ -22,7 +22,8 @@ type summary struct {
 	sameSeeds  int
 	moreWrites []string // those seeds where ours wrote more
 	// sharedLiveness counts ours' settled findings that upstream had identically.
-	sharedLiveness int
+	sharedLiveness  int
+	sharedPlacement int
 }
 
 type armSummary struct {
@@ -50,6 +51,7 @@ const (
 	outcomeUpstreamViolation = "upstream bound a claim by breaking an invariant (its violation), ours did not"
 	outcomeContested         = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
 	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
+	outcomeNotCompared       = "not compared: an arm was stopped in a hot loop"
 	outcomeEarlierClaim      = "a re-created claim's PV Released (Retain) or Failed (Delete, no deleter) from its earlier namesake, which only ours had bound before its deletion: never bound to another claim"
 )
 
@@ -82,7 +84,24 @@ func (s *summary) add(o, u result) []string {
 			s.sharedLiveness++
 			continue
 		}
+		// A WaitForFirstConsumer claim that two volumes reserve, one of them on another node and
+		// of access modes the claim does not take: kube-scheduler's FindMatchingVolume returns a
+		// volume reserving the claim without looking at its access modes, so it may place the pod
+		// on that volume's node, while both binders bind the one that fits (torture bug 20, open).
+		// Shown identically by upstream's arm: reported, not failed.
+		if v.Rule == ruleNoFit && strings.Contains(v.Detail, "the claim's pod on") && sharedWith(u, v) {
+			s.sharedPlacement++
+			continue
+		}
 		fails = append(fails, "ours: "+v.String())
+	}
+	if stoppedInHotLoop(o) || stoppedInHotLoop(u) {
+		// An arm stopped for a hot loop (its violation, above) has no end state to compare.
+		s.outcomes[outcomeNotCompared]++
+		if len(fails) > 0 {
+			s.failures++
+		}
+		return fails
 	}
 	outcome, detail := compareEnds(o, u)
 	s.outcomes[outcome]++
@@ -194,6 +213,7 @@ func (s *summary) String() string {
 	}
 	fmt.Fprintf(&b, "fault-free seeds with the same end state and phase changes: %d; writes ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1])
 	fmt.Fprintf(&b, "\nsettled findings ours shared with upstream (not failed): %d", s.sharedLiveness)
+	fmt.Fprintf(&b, "\nscheduler/binder placement findings shared with upstream (bug 20, not failed): %d", s.sharedPlacement)
 	for _, m := range s.moreWrites {
 		fmt.Fprintf(&b, "\nmore writes than upstream: %s", m)
 	}
@@ -264,6 +284,16 @@ func upstreamBroke(u result, k string) bool {
 func sharedWith(u result, v violation) bool {
 	for _, w := range u.Violations {
 		if w.Rule == v.Rule && w.Detail == v.Detail {
+			return true
+		}
+	}
+	return false
+}
+
+// stoppedInHotLoop tells whether the model stopped r's binder for a hot loop.
+func stoppedInHotLoop(r result) bool {
+	for _, v := range r.Violations {
+		if v.Rule == ruleHotLoop {
 			return true
 		}
 	}

@@ -51,15 +51,17 @@ func TestCompareEndsClaimRecreatedOverAFailedVolume(t *testing.T) {
 // back-off (the loop of seeds 1796233121677576072 and 1796299422631514156), and not retries that
 // back off or writes against new versions.
 func TestNoteWriteFlagsAHotLoop(t *testing.T) {
-	s := newAPIServer()
-	for i := range hotLoopBurst {
-		if s.noteWrite("update/status", resPVC, "ns/c-1", "24") {
-			t.Fatalf("flagged after %d writes, want more than %d", i+1, hotLoopBurst)
+	synctest.Test(t, func(t *testing.T) { // virtual time: no gap between the writes
+		s := newAPIServer()
+		for i := range hotLoopBurst {
+			if s.noteWrite("update/status", resPVC, "ns/c-1", "24") {
+				t.Fatalf("flagged after %d writes, want more than %d", i+1, hotLoopBurst)
+			}
 		}
-	}
-	if !s.noteWrite("update/status", resPVC, "ns/c-1", "24") || len(s.hotLoops) != 1 {
-		t.Fatalf("%d writes against one version at one instant not flagged", hotLoopBurst+1)
-	}
+		if !s.noteWrite("update/status", resPVC, "ns/c-1", "24") || len(s.hotLoops) != 1 {
+			t.Fatalf("%d writes against one version at one instant not flagged", hotLoopBurst+1)
+		}
+	})
 	synctest.Test(t, func(t *testing.T) {
 		s := newAPIServer()
 		for range 3 * hotLoopBurst {
@@ -69,10 +71,25 @@ func TestNoteWriteFlagsAHotLoop(t *testing.T) {
 			time.Sleep(hotLoopGap)
 		}
 	})
-	s = newAPIServer()
+	s := newAPIServer()
 	for v := range 3 * hotLoopBurst {
 		if s.noteWrite("update/status", resPVC, "ns/c-1", fmt.Sprint(v)) {
 			t.Fatalf("writes against new versions flagged")
 		}
+	}
+}
+
+// Torture bug 20 (seed 1796307058279983682): a placement finding upstream's arm shows identically
+// is reported, not failed; the same finding in ours alone fails the seed.
+func TestSharedPlacementFindingIsReported(t *testing.T) {
+	v := violation{Rule: ruleNoFit, Detail: "ns1/c-7 on pv-5: the volume is on node-a, the claim's pod on node-b", RV: 30}
+	ours := result{Arm: armOurs, Violations: []violation{v}, Claims: map[string]string{}, Volumes: map[string]string{}}
+	upstream := result{Arm: armUpstream, Violations: []violation{v}, Claims: map[string]string{}, Volumes: map[string]string{}}
+	if fails := newSummary().add(ours, upstream); len(fails) != 0 {
+		t.Errorf("shared placement finding failed the seed: %v", fails)
+	}
+	upstream.Violations = nil
+	if fails := newSummary().add(ours, upstream); len(fails) != 1 {
+		t.Errorf("ours alone: %d failures, want 1", len(fails))
 	}
 }

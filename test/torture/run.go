@@ -293,7 +293,7 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 			continue // the scheduler lists the volumes of the claim's class only
 		}
 		if storagehelpers.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
-			return
+			continue // FindMatchingVolume skips it and goes on looking
 		}
 		node := affinityNode(pv)
 		if node == "" {

@@ -113,6 +113,7 @@ func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Con
 		informerCopy, lerr := ctrl.claimLister.PersistentVolumeClaims(namespace).Get(details.Name)
 		if fresh, ok := ctrl.pickFresher(found, cached, lerr == nil, informerCopy); ok {
 			if fresh != nil {
+				ctrl.forgetReplacedClaim(ctx, fresh.(*v1.PersistentVolumeClaim))
 				_, _ = ctrl.storeClaimUpdate(logger, fresh.(*v1.PersistentVolumeClaim).DeepCopy())
 			}
 			return
@@ -122,6 +123,7 @@ func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Con
 			logger.V(3).Info("Could not refresh claim after conflict", "PVC", klog.KRef(namespace, details.Name), "err", gerr)
 			return
 		}
+		ctrl.forgetReplacedClaim(ctx, claim)
 		_, _ = ctrl.storeClaimUpdate(logger, claim)
 	}
 }

@@ -19,9 +19,13 @@ limitations under the License.
 package persistentvolume
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
 )
@@ -99,5 +103,37 @@ func TestClaimCacheAheadOfTheInformerIsNotReplaced(t *testing.T) {
 	}
 	if ctrl.volumeQueue.Len() != 0 {
 		t.Errorf("the informer's older claim queued %d volumes", ctrl.volumeQueue.Len())
+	}
+}
+
+// A conflict's refresh that finds a namesake on the API server (the cached claim was deleted and
+// created again) handles the deleted claim as deleted before it stores the namesake: its volume
+// is queued (to be Released). Without it the deletion was lost, and with the version check above
+// nothing else would notice it until the full resync.
+func TestRefreshAfterConflictHandlesTheReplacedClaim(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	namesake := newClaim("claim", "uid-new", "1Gi", "", v1.ClaimPending, nil)
+	namesake.ResourceVersion = "37"
+	client := fake.NewClientset(namesake)
+	ctrl, err := newTestController(ctx, client, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := newClaim("claim", "uid-old", "1Gi", "volume-old", v1.ClaimBound, nil)
+	deleted.ResourceVersion = "24"
+	if err := ctrl.claims.Add(deleted); err != nil {
+		t.Fatal(err)
+	}
+	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "claim", errors.New("stale"))
+	ctrl.refreshConflictingObject(ctx, metrics.ClaimQueue, "default/claim", conflict)
+	obj, found, _ := ctrl.claims.GetByKey("default/claim")
+	if !found || obj.(*v1.PersistentVolumeClaim).UID != "uid-new" {
+		t.Errorf("the cache holds %v, want the namesake from the API server", obj)
+	}
+	if ctrl.volumeQueue.Len() != 1 {
+		t.Fatalf("volume queue holds %d keys, want the deleted claim's volume", ctrl.volumeQueue.Len())
+	}
+	if key, _ := ctrl.volumeQueue.Get(); key != "volume-old" {
+		t.Errorf("queued %q, want volume-old", key)
 	}
 }
