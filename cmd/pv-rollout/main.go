@@ -28,10 +28,11 @@ func main() {
 	manifest := fs.String("manifest", "", "our static pod manifest to install (default: the one built in, deploy/static-pod/pv-controller-manager.yaml)")
 	fs.StringVar(&o.Image, "image", "", "image for our static pod, as pushed to your registry (required unless --manifest names one)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would change, change nothing")
-	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 3*time.Minute, "enable: how long to wait for our pod to run its image and answer /healthz before KCM's binder is turned off (0: do not wait)")
-	kubeconfig := fs.String("kubeconfig", "/etc/kubernetes/admin.conf", "enable: a kubeconfig that can read pods and their logs in kube-system, to watch our pod come up")
-	nodeName := fs.String("node-name", "", "enable: this node's name as the kubelet registered it (default: the host name)")
+	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 3*time.Minute, "enable: how long to wait for our pod to run its image and answer /healthz before KCM's binder is turned off; disable: for KCM to run its binder before our pod is removed (0: do not wait)")
+	kubeconfig := fs.String("kubeconfig", "/etc/kubernetes/admin.conf", "a kubeconfig that can read pods and their logs in kube-system, to watch the static pods come up")
+	nodeName := fs.String("node-name", "", "this node's name as the kubelet registered it (default: the host name)")
 	healthURL := fs.String("health-url", "https://127.0.0.1:10267/healthz", "enable: our pod's health endpoint on this node")
+	kcmHealthURL := fs.String("kcm-health-url", "https://127.0.0.1:10257/healthz", "disable: KCM's health endpoint on this node")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable|shadow [flags]")
 		fs.PrintDefaults()
@@ -57,20 +58,32 @@ func main() {
 		}
 		o.OurManifest = data
 	}
-	if action == "enable" {
-		path, err := rollout.ManifestKubeconfig(o.OurManifest)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
-			os.Exit(2)
-		}
-		o.KubeconfigPath = path
-		if o.WaitTimeout > 0 && !o.DryRun {
-			check, err := podCheck(*kubeconfig, *nodeName, *healthURL)
+	podName, kubeconfigPath, err := rollout.ManifestInfo(o.OurManifest)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		os.Exit(2)
+	}
+	waits := o.WaitTimeout > 0 && !o.DryRun
+	switch action {
+	case "enable":
+		o.KubeconfigPath = kubeconfigPath
+		if waits {
+			check, err := podCheck(*kubeconfig, *nodeName, podName, *healthURL)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pv-rollout: %v (--wait-timeout=0 skips the wait; KCM's binder is then turned off without knowing that ours runs)\n", err)
 				os.Exit(2)
 			}
 			o.Check = check
+		}
+	case "disable":
+		// A rollback must work when nothing can read the API: without a client it does not wait.
+		if waits {
+			check, err := podCheck(*kubeconfig, *nodeName, "kube-controller-manager", *kcmHealthURL)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "pv-rollout: not waiting for KCM before removing our pod: %v\n", err)
+			} else {
+				o.KCMCheck = check
+			}
 		}
 	}
 	run := map[string]func(rollout.Options) error{"enable": rollout.Enable, "disable": rollout.Disable, "shadow": rollout.Shadow}[action]
@@ -81,8 +94,8 @@ func main() {
 	fmt.Fprintf(os.Stderr, "pv-rollout: %s done\n", action)
 }
 
-// podCheck watches our static pod's mirror pod through kubeconfig and its health URL on this node.
-func podCheck(kubeconfig, nodeName, healthURL string) (rollout.PodCheck, error) {
+// podCheck watches a static pod's mirror pod through kubeconfig and its health URL on this node.
+func podCheck(kubeconfig, nodeName, podName, healthURL string) (rollout.PodCheck, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
@@ -98,6 +111,6 @@ func podCheck(kubeconfig, nodeName, healthURL string) (rollout.PodCheck, error) 
 		}
 		nodeName = strings.ToLower(host) // the kubelet's default node name
 	}
-	c := &rollout.StaticPodCheck{Client: client, Namespace: "kube-system", PodName: "pv-controller-manager", NodeName: nodeName, HealthURL: healthURL}
+	c := &rollout.StaticPodCheck{Client: client, Namespace: "kube-system", PodName: podName, NodeName: nodeName, HealthURL: healthURL}
 	return c.Check, nil
 }

@@ -3,6 +3,8 @@ package rollout
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,10 +40,17 @@ type Options struct {
 	Check        PodCheck
 	WaitTimeout  time.Duration
 	WaitInterval time.Duration
+	// KCMCheck, when set, is how Disable waits for KCM to run its binder again before it removes
+	// our pod (same timeout and interval).
+	KCMCheck PodCheck
 	// KubeconfigPath is the file our pod's --kubeconfig names on this node; Enable refuses to
 	// install a pod whose identity is missing.
 	KubeconfigPath string
 }
+
+// StampAnnotation marks our manifest with a digest of its content, which the mirror pod
+// carries: the wait after a change is for the pod of that manifest, not the one it replaces.
+const StampAnnotation = "pv-controller-manager/manifest-digest"
 
 // ImagePlaceholder is the image our manifest names as shipped: no registry of ours publishes an
 // image, so the operator names theirs (deploy/rollout.sh enable --image, docs/install.md).
@@ -89,6 +98,10 @@ func Enable(o Options) error {
 	if err != nil {
 		return err
 	}
+	ours, stamp, err := Stamp(ours)
+	if err != nil {
+		return err
+	}
 	if o.KubeconfigPath != "" {
 		if _, err := os.Stat(o.KubeconfigPath); err != nil {
 			return fmt.Errorf("our pod's kubeconfig: %w (mint it first: docs/operators/rollout.md, step 3)", err)
@@ -109,7 +122,7 @@ func Enable(o Options) error {
 			return err
 		}
 	}
-	if err := o.waitForOurPod(image); err != nil {
+	if err := o.wait("our pod to run "+image+" and answer /healthz", o.Check, Want{Image: image, Stamp: stamp}); err != nil {
 		if hadPrevious && !bytes.Equal(previous, ours) {
 			o.logf("putting the previous %s back", ourPath)
 			if werr := o.writeFile(ourPath, previous, 0o600); werr != nil {
@@ -120,6 +133,9 @@ func Enable(o Options) error {
 			if rerr := os.Remove(ourPath); rerr != nil {
 				return fmt.Errorf("our pod did not come up (%v), and removing %s failed: %w", err, ourPath, rerr)
 			}
+		}
+		if bytes.Equal(edited, current) {
+			return fmt.Errorf("our pod did not come up, the previous manifest is back (KCM runs without its binder here, as before): %w", err)
 		}
 		return fmt.Errorf("our pod did not come up, KCM's binder left on in %s: %w", kcmPath, err)
 	}
@@ -162,25 +178,48 @@ func (o *Options) ourManifest() ([]byte, string, error) {
 	return ours, image, ValidateImage(image)
 }
 
-// waitForOurPod polls o.Check until our pod runs image and answers, or fails.
-func (o *Options) waitForOurPod(image string) error {
-	if o.Check == nil || o.WaitTimeout <= 0 {
+// wait polls check for want until it passes or fails; a nil check, or no timeout, does not wait.
+func (o *Options) wait(what string, check PodCheck, want Want) error {
+	if check == nil || o.WaitTimeout <= 0 {
 		return nil
 	}
 	if o.DryRun {
-		o.logf("(dry run) would wait up to %s for our pod to run %s and answer /healthz", o.WaitTimeout, image)
+		o.logf("(dry run) would wait up to %s for %s", o.WaitTimeout, what)
 		return nil
 	}
 	interval := o.WaitInterval
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	o.logf("waiting up to %s for our pod to run %s and answer /healthz", o.WaitTimeout, image)
-	if err := waitFor(context.Background(), o.Check, image, o.WaitTimeout, interval); err != nil {
+	o.logf("waiting up to %s for %s", o.WaitTimeout, what)
+	if err := waitFor(context.Background(), check, want, o.WaitTimeout, interval); err != nil {
 		return err
 	}
-	o.logf("our pod is up")
+	o.logf("done waiting for %s", what)
 	return nil
+}
+
+var metadataLine = regexp.MustCompile(`(?m)^metadata:[ \t]*\n`)
+var stampLine = regexp.MustCompile(`(?m)^  annotations:\n    ` + regexp.QuoteMeta(StampAnnotation) + `: "[0-9a-f]*"\n`)
+
+// Stamp returns manifest with StampAnnotation set to a digest of the rest, and that digest. The
+// manifest must not have annotations of its own (ours has none).
+func Stamp(manifest []byte) ([]byte, string, error) {
+	unstamped := stampLine.ReplaceAll(manifest, nil)
+	if regexp.MustCompile(`(?m)^  annotations:`).Match(unstamped) {
+		return nil, "", fmt.Errorf("our manifest must not have annotations of its own (they are pv-rollout's)")
+	}
+	loc := metadataLine.FindIndex(unstamped)
+	if loc == nil {
+		return nil, "", fmt.Errorf("our manifest has no top-level metadata")
+	}
+	sum := sha256.Sum256(unstamped)
+	digest := hex.EncodeToString(sum[:8])
+	var buf bytes.Buffer
+	buf.Write(unstamped[:loc[1]])
+	fmt.Fprintf(&buf, "  annotations:\n    %s: %q\n", StampAnnotation, digest)
+	buf.Write(unstamped[loc[1]:])
+	return buf.Bytes(), digest, nil
 }
 
 // Disable rolls back, keeping a binder at every moment: KCM's binder is switched on first (its
@@ -196,6 +235,9 @@ func Disable(o Options) error {
 	}
 	if err := o.restoreKCM(); err != nil {
 		return err
+	}
+	if err := o.wait("KCM to run its binder again", o.KCMCheck, Want{CommandLacks: "-persistentvolume-binder-controller"}); err != nil {
+		return fmt.Errorf("KCM did not come back with its binder, our pod is left in place so that a binder runs here (rerun with --wait-timeout=0 to remove it anyway): %w", err)
 	}
 	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
 	if _, err := os.Stat(ourPath); err == nil {
@@ -314,19 +356,19 @@ func ManifestImage(manifest []byte) (string, error) {
 	return string(matches[0][2]), nil
 }
 
-// ManifestKubeconfig returns the host file our manifest mounts as the pod's kubeconfig (the
-// hostPath of its volume "kubeconfig"), "" when it mounts none.
-func ManifestKubeconfig(manifest []byte) (string, error) {
+// ManifestInfo returns our manifest's pod name and the host file it mounts as the pod's
+// kubeconfig (the hostPath of its volume "kubeconfig"; "" when it mounts none).
+func ManifestInfo(manifest []byte) (podName, kubeconfig string, err error) {
 	var pod v1.Pod
 	if err := yaml.Unmarshal(manifest, &pod); err != nil {
-		return "", fmt.Errorf("our manifest: %w", err)
+		return "", "", fmt.Errorf("our manifest: %w", err)
 	}
 	for _, v := range pod.Spec.Volumes {
 		if v.Name == "kubeconfig" && v.HostPath != nil {
-			return v.HostPath.Path, nil
+			kubeconfig = v.HostPath.Path
 		}
 	}
-	return "", nil
+	return pod.Name, kubeconfig, nil
 }
 
 // ValidateImage refuses what is not an image reference a kubelet can pull.

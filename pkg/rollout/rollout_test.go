@@ -10,6 +10,16 @@ import (
 
 var ourManifest = []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: pv-controller-manager\nspec:\n  containers:\n  - name: pv-controller-manager\n    image: pv-controller-manager.local/pv-controller-manager:dev\n")
 
+// stamped is manifest as Enable installs it.
+func stamped(t *testing.T, manifest []byte) []byte {
+	t.Helper()
+	out, _, err := Stamp(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func newNode(t *testing.T, kcm []byte) Options {
 	t.Helper()
 	root := t.TempDir()
@@ -44,7 +54,7 @@ func TestEnableDisableRestoresExactly(t *testing.T) {
 		if got := readFile(t, filepath.Join(o.BackupDir, KCMManifestName)); !bytes.Equal(got, original) {
 			t.Fatalf("backup after Enable #%d is not the original", i+1)
 		}
-		if got := readFile(t, ourPath); !bytes.Equal(got, ourManifest) {
+		if got := readFile(t, ourPath); !bytes.Equal(got, stamped(t, ourManifest)) {
 			t.Fatalf("our manifest not installed")
 		}
 	}

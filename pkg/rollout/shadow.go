@@ -34,6 +34,9 @@ func Shadow(o Options) error {
 	if ours, err = AddFlag(ours, ShadowFlag); err != nil {
 		return err
 	}
+	if ours, _, err = Stamp(ours); err != nil {
+		return err
+	}
 	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
 	if existing, err := os.ReadFile(ourPath); err == nil && bytes.Equal(existing, ours) {
 		o.logf("%s is up to date (shadow)", ourPath)

@@ -18,6 +18,7 @@ func TestShadowLeavesKCMAloneAndEnableReplacesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	binding = stamped(t, binding)
 	kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
 	ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
 	for i := range 2 {

@@ -19,18 +19,25 @@ import (
 // ErrNotYet is what a PodCheck returns while the pod may still come up.
 var ErrNotYet = errors.New("not up yet")
 
-// PodCheck looks once at a static pod on this node. It returns nil when the pod runs the given
-// image and answers its health check, ErrNotYet (wrapped, with what it saw) while it may still
+// Want is what a PodCheck waits for: the pod of the manifest just written, running and healthy.
+type Want struct {
+	Image        string // the container's image ("": any)
+	Stamp        string // the value of the manifest's StampAnnotation ("": not checked)
+	CommandLacks string // an argument the container's command must not have any more ("": none)
+}
+
+// PodCheck looks once at a static pod on this node. It returns nil when the pod is what want
+// says and answers its health check, ErrNotYet (wrapped, with what it saw) while it may still
 // come up, and any other error when it cannot: the error names the cause.
-type PodCheck func(ctx context.Context, image string) error
+type PodCheck func(ctx context.Context, want Want) error
 
 // waitFor polls check every interval until it passes, fails for good, or timeout ends.
-func waitFor(ctx context.Context, check PodCheck, image string, timeout, interval time.Duration) error {
+func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
 	for {
-		last = check(ctx, image)
+		last = check(ctx, want)
 		if last == nil || !errors.Is(last, ErrNotYet) {
 			return last
 		}
@@ -43,9 +50,9 @@ func waitFor(ctx context.Context, check PodCheck, image string, timeout, interva
 }
 
 // StaticPodCheck checks a static pod through its mirror pod (namespace/name-node on the API
-// server) and a local health URL. The mirror pod tells which image runs and why a container
-// does not (an image it cannot pull, a crash loop with its last log lines); the health URL, that
-// the new container serves, not the old one that is still being replaced.
+// server) and a local health URL. The mirror pod tells which manifest runs (its stamp: the old
+// pod, still being replaced, answers /healthz too) and why a container does not start (an image
+// it cannot pull, a crash loop with its last log lines); the health URL, that the new one serves.
 type StaticPodCheck struct {
 	Client    kubernetes.Interface
 	Namespace string
@@ -53,31 +60,47 @@ type StaticPodCheck struct {
 	NodeName  string
 	HealthURL string // e.g. https://127.0.0.1:10267/healthz (self-signed: not verified)
 	HTTP      *http.Client
+	// Persist is how long a waiting reason that a retry may clear (a pull that failed, a
+	// container that could not be created) must last before it ends the wait; 30 s when 0.
+	Persist time.Duration
+	Now     func() time.Time // for tests; time.Now when nil
+
+	since map[string]time.Time // when each such reason was first seen in a row
 }
 
-// fatalWaiting are the waiting reasons after which a container will not start without a change
-// to its manifest, its image or the node.
-var fatalWaiting = map[string]bool{
-	"ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true, "CrashLoopBackOff": true,
-}
+// immediatelyFatal are waiting reasons that no retry clears; retriedReasons clear when a retry
+// succeeds (a registry back, a name in use by the container being replaced) and end the wait only
+// when they persist. A crash loop ends it after the second restart.
+var (
+	immediatelyFatal = map[string]bool{"InvalidImageName": true, "ErrImageNeverPull": true}
+	retriedReasons   = map[string]string{"ErrImagePull": "pull", "ImagePullBackOff": "pull", "CreateContainerConfigError": "create", "CreateContainerError": "create"}
+)
 
 // Check implements PodCheck.
-func (c *StaticPodCheck) Check(ctx context.Context, image string) error {
+func (c *StaticPodCheck) Check(ctx context.Context, want Want) error {
 	name := c.PodName + "-" + c.NodeName
 	pod, err := c.Client.CoreV1().Pods(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%w: no pod %s/%s yet (the kubelet has not started it)", ErrNotYet, c.Namespace, name)
+		return fmt.Errorf("%w: no pod %s/%s yet (the kubelet has not started it; is %q this node's name? --node-name)", ErrNotYet, c.Namespace, name, c.NodeName)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: reading pod %s/%s: %v", ErrNotYet, c.Namespace, name, err)
 	}
-	if len(pod.Spec.Containers) == 0 || pod.Spec.Containers[0].Image != image {
-		return fmt.Errorf("%w: pod %s/%s does not run %s yet", ErrNotYet, c.Namespace, name, image)
+	if len(pod.Spec.Containers) == 0 {
+		return fmt.Errorf("%w: pod %s/%s has no container", ErrNotYet, c.Namespace, name)
+	}
+	container := pod.Spec.Containers[0]
+	switch {
+	case want.Stamp != "" && pod.Annotations[StampAnnotation] != want.Stamp:
+		return fmt.Errorf("%w: pod %s/%s is not the new manifest's yet", ErrNotYet, c.Namespace, name)
+	case want.Image != "" && container.Image != want.Image:
+		return fmt.Errorf("%w: pod %s/%s does not run %s yet", ErrNotYet, c.Namespace, name, want.Image)
+	case want.CommandLacks != "" && strings.Contains(strings.Join(append(container.Command, container.Args...), " "), want.CommandLacks):
+		return fmt.Errorf("%w: pod %s/%s still has %s", ErrNotYet, c.Namespace, name, want.CommandLacks)
 	}
 	var status *v1.ContainerStatus
 	for i := range pod.Status.ContainerStatuses {
-		if pod.Status.ContainerStatuses[i].Name == pod.Spec.Containers[0].Name {
+		if pod.Status.ContainerStatuses[i].Name == container.Name {
 			status = &pod.Status.ContainerStatuses[i]
 		}
 	}
@@ -85,15 +108,52 @@ func (c *StaticPodCheck) Check(ctx context.Context, image string) error {
 		return fmt.Errorf("%w: pod %s/%s has no container status yet", ErrNotYet, c.Namespace, name)
 	}
 	if w := status.State.Waiting; w != nil {
-		if fatalWaiting[w.Reason] {
-			return fmt.Errorf("pod %s/%s: %s: %s%s", c.Namespace, name, w.Reason, w.Message, c.lastLog(ctx, pod, w.Reason))
+		if err := c.waiting(ctx, pod, status, w); err != nil {
+			return err
 		}
 		return fmt.Errorf("%w: pod %s/%s waiting: %s %s", ErrNotYet, c.Namespace, name, w.Reason, w.Message)
 	}
+	c.since = nil
 	if status.State.Running == nil || !ptr.Deref(status.Started, true) {
 		return fmt.Errorf("%w: pod %s/%s: container not running", ErrNotYet, c.Namespace, name)
 	}
 	return c.healthy(ctx)
+}
+
+// waiting returns the error that ends the wait for a container in w, nil while it may start.
+func (c *StaticPodCheck) waiting(ctx context.Context, pod *v1.Pod, status *v1.ContainerStatus, w *v1.ContainerStateWaiting) error {
+	id := pod.Namespace + "/" + pod.Name
+	switch {
+	case immediatelyFatal[w.Reason]:
+		return fmt.Errorf("pod %s: %s: %s", id, w.Reason, w.Message)
+	case w.Reason == "CrashLoopBackOff" && status.RestartCount >= 2:
+		return fmt.Errorf("pod %s: CrashLoopBackOff after %d restarts: %s%s", id, status.RestartCount, w.Message, c.lastLog(ctx, pod))
+	}
+	class, retried := retriedReasons[w.Reason]
+	if !retried {
+		c.since = nil
+		return nil
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	if c.since == nil {
+		c.since = map[string]time.Time{}
+	}
+	first, seen := c.since[class]
+	if !seen {
+		c.since = map[string]time.Time{class: now()}
+		return nil
+	}
+	persist := c.Persist
+	if persist <= 0 {
+		persist = 30 * time.Second
+	}
+	if now().Sub(first) >= persist {
+		return fmt.Errorf("pod %s: %s for %s: %s", id, w.Reason, now().Sub(first).Round(time.Second), w.Message)
+	}
+	return nil
 }
 
 // healthy asks the health URL; the mirror pod has already said that the new image runs.
@@ -118,10 +178,7 @@ func (c *StaticPodCheck) healthy(ctx context.Context) error {
 }
 
 // lastLog returns the last lines the crashing container wrote, for the error.
-func (c *StaticPodCheck) lastLog(ctx context.Context, pod *v1.Pod, reason string) string {
-	if reason != "CrashLoopBackOff" {
-		return ""
-	}
+func (c *StaticPodCheck) lastLog(ctx context.Context, pod *v1.Pod) string {
 	data, err := c.Client.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &v1.PodLogOptions{
 		Container: pod.Spec.Containers[0].Name, Previous: true, TailLines: ptr.To[int64](20),
 	}).DoRaw(ctx)

@@ -45,22 +45,26 @@ func TestEnableKeepsKCMsBinderUntilOurPodIsUp(t *testing.T) {
 				}
 			}
 			calls := 0
-			o.Check = func(ctx context.Context, image string) error {
+			installed, stamp, err := Stamp(ourManifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Check = func(ctx context.Context, want Want) error {
 				if got := readFile(t, kcmPath); !bytes.Equal(got, original) {
 					t.Errorf("KCM's manifest changed before our pod was up")
 				}
-				if got := readFile(t, ourPath); !bytes.Equal(got, ourManifest) {
+				if got := readFile(t, ourPath); !bytes.Equal(got, installed) {
 					t.Errorf("waiting for a pod whose manifest is not installed")
 				}
-				if image != "pv-controller-manager.local/pv-controller-manager:dev" {
-					t.Errorf("waiting for image %q", image)
+				if want.Image != "pv-controller-manager.local/pv-controller-manager:dev" || want.Stamp != stamp {
+					t.Errorf("waiting for %+v, want the image and stamp %s", want, stamp)
 				}
 				r := tc.results[min(calls, len(tc.results)-1)]
 				calls++
 				return r
 			}
 			o.WaitTimeout, o.WaitInterval = 200*time.Millisecond, time.Millisecond
-			err := Enable(o)
+			err = Enable(o)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Enable: %v", err)
@@ -138,20 +142,34 @@ func TestStaticPodCheck(t *testing.T) {
 	}))
 	defer server.Close()
 	const image = "registry.example/pv-controller-manager:v0.1.0"
+	want := Want{Image: image, Stamp: "new"}
 	running := v1.ContainerStatus{State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	waiting := func(reason string, restarts int32) v1.ContainerStatus {
+		return v1.ContainerStatus{RestartCount: restarts, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason, Message: "msg"}}}
+	}
+	stampedPod := func(stamp, image string, status v1.ContainerStatus) *v1.Pod {
+		pod := mirrorPod(image, status)
+		pod.Annotations = map[string]string{StampAnnotation: stamp}
+		return pod
+	}
 	cases := []struct {
 		name    string
 		pod     *v1.Pod
 		healthz int
-		want    string // "" passes; "not yet" is ErrNotYet; else the fatal error contains it
+		later   time.Duration // a second look this much later
+		want    string        // "" passes; "not yet" is ErrNotYet; else the final error contains it
 	}{
 		{name: "no mirror pod yet", want: "not yet"},
-		{name: "old image still running", pod: mirrorPod("registry.example/pv-controller-manager:v0.0.9", running), want: "not yet"},
-		{name: "pulling", pod: mirrorPod(image, v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ContainerCreating"}}}), want: "not yet"},
-		{name: "image cannot be pulled", pod: mirrorPod(image, v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}), want: "ImagePullBackOff: Back-off pulling image"},
-		{name: "crash loop", pod: mirrorPod(image, v1.ContainerStatus{State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}), want: "its last log lines"},
-		{name: "running, not answering", pod: mirrorPod(image, running), healthz: http.StatusInternalServerError, want: "not yet"},
-		{name: "up", pod: mirrorPod(image, running), healthz: http.StatusOK},
+		{name: "old pod, same image (a shadow being replaced)", pod: stampedPod("old", image, running), want: "not yet"},
+		{name: "old image still running", pod: stampedPod("new", "registry.example/pv-controller-manager:v0.0.9", running), want: "not yet"},
+		{name: "being created", pod: stampedPod("new", image, waiting("ContainerCreating", 0)), want: "not yet"},
+		{name: "a pull failed once", pod: stampedPod("new", image, waiting("ImagePullBackOff", 0)), later: time.Second, want: "not yet"},
+		{name: "pulls keep failing", pod: stampedPod("new", image, waiting("ImagePullBackOff", 0)), later: time.Minute, want: "ImagePullBackOff for 1m0s: msg"},
+		{name: "not an image name", pod: stampedPod("new", image, waiting("InvalidImageName", 0)), want: "InvalidImageName: msg"},
+		{name: "first crash", pod: stampedPod("new", image, waiting("CrashLoopBackOff", 1)), want: "not yet"},
+		{name: "crash loop", pod: stampedPod("new", image, waiting("CrashLoopBackOff", 2)), want: "its last log lines"},
+		{name: "running, not answering", pod: stampedPod("new", image, running), healthz: http.StatusInternalServerError, want: "not yet"},
+		{name: "up", pod: stampedPod("new", image, running), healthz: http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,9 +178,17 @@ func TestStaticPodCheck(t *testing.T) {
 				client = fake.NewClientset(tc.pod)
 			}
 			healthz = tc.healthz
+			now := time.Unix(1000, 0)
 			c := &StaticPodCheck{Client: client, Namespace: "kube-system", PodName: "pv-controller-manager", NodeName: "node-1",
-				HealthURL: server.URL + "/healthz", HTTP: server.Client()}
-			err := c.Check(context.Background(), image)
+				HealthURL: server.URL + "/healthz", HTTP: server.Client(), Now: func() time.Time { return now }}
+			err := c.Check(context.Background(), want)
+			if tc.later > 0 {
+				if !errors.Is(err, ErrNotYet) {
+					t.Fatalf("first look: %v, want not yet", err)
+				}
+				now = now.Add(tc.later)
+				err = c.Check(context.Background(), want)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("Check: %v, want it up", err)
@@ -175,12 +201,78 @@ func TestStaticPodCheck(t *testing.T) {
 	}
 }
 
-func TestManifestKubeconfig(t *testing.T) {
-	got, err := ManifestKubeconfig(readFile(t, "../../deploy/static-pod/pv-controller-manager.yaml"))
-	if err != nil || got != "/etc/kubernetes/pv-controller-manager.conf" {
-		t.Errorf("ManifestKubeconfig(shipped manifest) = %q, %v; want /etc/kubernetes/pv-controller-manager.conf", got, err)
+func TestManifestInfo(t *testing.T) {
+	name, kubeconfig, err := ManifestInfo(readFile(t, "../../deploy/static-pod/pv-controller-manager.yaml"))
+	if err != nil || name != "pv-controller-manager" || kubeconfig != "/etc/kubernetes/pv-controller-manager.conf" {
+		t.Errorf("ManifestInfo(shipped manifest) = %q, %q, %v; want pv-controller-manager, /etc/kubernetes/pv-controller-manager.conf", name, kubeconfig, err)
 	}
-	if got, err := ManifestKubeconfig(ourManifest); err != nil || got != "" {
-		t.Errorf("a manifest without the volume: %q, %v", got, err)
+	if _, kubeconfig, err := ManifestInfo(ourManifest); err != nil || kubeconfig != "" {
+		t.Errorf("a manifest without the volume: %q, %v", kubeconfig, err)
+	}
+}
+
+// The stamp tells the manifests apart (shadow and binding differ by one flag, same image), is
+// the same for the same content, and survives a re-stamp.
+func TestStamp(t *testing.T) {
+	shipped := readFile(t, "../../deploy/static-pod/pv-controller-manager.yaml")
+	a, digestA, err := Stamp(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, digestAgain, err := Stamp(a)
+	if err != nil || !bytes.Equal(again, a) || digestAgain != digestA {
+		t.Errorf("re-stamping changed the manifest or its digest")
+	}
+	shadow, err := AddFlag(shipped, ShadowFlag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, digestB, _ := Stamp(shadow); digestB == digestA {
+		t.Errorf("the shadow manifest has the binding manifest's digest")
+	}
+	name, _, err := ManifestInfo(a)
+	if err != nil || name != "pv-controller-manager" {
+		t.Errorf("the stamped manifest does not parse: %v", err)
+	}
+	if !strings.Contains(string(a), "  annotations:\n    "+StampAnnotation+": \""+digestA+"\"\n") {
+		t.Errorf("no stamp annotation in:\n%s", a)
+	}
+}
+
+// Disable removes our pod only once KCM runs its binder again; if KCM does not come back, ours
+// stays so that a binder runs.
+func TestDisableRemovesOursOnlyOnceKCMBindsAgain(t *testing.T) {
+	original := readFile(t, "testdata/kubeadm.yaml")
+	for _, kcmUp := range []bool{true, false} {
+		o := newNode(t, original)
+		o.WaitTimeout, o.WaitInterval = 100*time.Millisecond, time.Millisecond
+		if err := Enable(o); err != nil {
+			t.Fatal(err)
+		}
+		kcmPath := filepath.Join(o.ManifestsDir, KCMManifestName)
+		ourPath := filepath.Join(o.ManifestsDir, OurManifestName)
+		o.KCMCheck = func(ctx context.Context, want Want) error {
+			if got := readFile(t, kcmPath); !bytes.Equal(got, original) {
+				t.Errorf("waiting for KCM before its manifest was restored")
+			}
+			if _, err := os.Stat(ourPath); err != nil {
+				t.Errorf("our manifest removed before KCM was back")
+			}
+			if want.CommandLacks != "-persistentvolume-binder-controller" {
+				t.Errorf("waiting for %+v", want)
+			}
+			if kcmUp {
+				return nil
+			}
+			return ErrNotYet
+		}
+		err := Disable(o)
+		_, statErr := os.Stat(ourPath)
+		switch {
+		case kcmUp && (err != nil || statErr == nil):
+			t.Errorf("KCM up: Disable %v, our manifest present %v", err, statErr == nil)
+		case !kcmUp && (err == nil || statErr != nil):
+			t.Errorf("KCM not up: Disable %v, our manifest present %v; want an error and ours kept", err, statErr == nil)
+		}
 	}
 }

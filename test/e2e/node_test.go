@@ -66,10 +66,11 @@ var _ = Describe("Static-pod rollout on a real node", Ordered, Serial, Label("no
 		Expect(getVolume(ctx, pv.Name)()).To(HaveField("Spec.ClaimRef.Name", name))
 	}
 	rollout := func(action string) {
-		args := []string{action, "--manifests-dir=" + manifestsDir, "--backup-dir=" + backupDir}
+		// pv-rollout watches the mirror pods: ours up before KCM's binder goes off (enable), KCM's
+		// binder back before ours goes (disable).
+		args := []string{action, "--manifests-dir=" + manifestsDir, "--backup-dir=" + backupDir, "--kubeconfig=" + os.Getenv("KUBECONFIG"), "--node-name=" + nodeName}
 		if action == "enable" {
-			// Our pod comes up before KCM's binder goes off: pv-rollout watches its mirror pod.
-			args = append(args, "--manifest="+ourManifest, "--image="+ourImage, "--kubeconfig="+os.Getenv("KUBECONFIG"), "--node-name="+nodeName)
+			args = append(args, "--manifest="+ourManifest, "--image="+ourImage)
 		}
 		out, err := exec.Command(rolloutScript, args...).CombinedOutput()
 		GinkgoWriter.Printf("rollout %s:\n%s", action, out)
