@@ -128,6 +128,13 @@ torture: $(RELEASE_GEN) ## The model torture for TORTURE_DURATION (default 30m);
 	$(DETECTORS) TORTURE_DURATION=$(TORTURE_DURATION) TORTURE_REPORT=$(CURDIR)/_output/torture/report.md \
 		go test $(GO_FLAGS) -count=1 -timeout 0 -v -run '^TestTorture$$' ./test/torture/ | tee _output/torture/torture.log
 
+# CI's draw of new seeds (.ci/run): 3 minutes from the clock, after make test's fixed seeds. A
+# failing seed fails CI with its replay command in the log (and _output/torture/report.md).
+TORTURE_CI_DURATION ?= 3m
+.PHONY: torture-ci
+torture-ci: ## The model torture for TORTURE_CI_DURATION (3m) on seeds from the clock, as CI runs it
+	$(MAKE) --no-print-directory torture TORTURE_DURATION=$(TORTURE_CI_DURATION)
+
 .PHONY: torture-cluster
 torture-cluster: $(RELEASE_GEN) ## The cluster torture: both arms behind a fault proxy on a local cluster, replicas, apiserver and etcd killed (TORTURE_CLUSTER_DURATION=5m per arm); _output/torture-cluster/report.md
 	$(DETECTORS) hack/cluster/torture-cluster.sh
