@@ -199,27 +199,49 @@ func (o *Options) wait(what string, check PodCheck, want Want) error {
 	return nil
 }
 
-var metadataLine = regexp.MustCompile(`(?m)^metadata:[ \t]*\n`)
-var stampLine = regexp.MustCompile(`(?m)^  annotations:\n    ` + regexp.QuoteMeta(StampAnnotation) + `: "[0-9a-f]*"\n`)
+var (
+	metadataLine    = regexp.MustCompile(`(?m)^metadata:[ \t]*\n`)
+	annotationsLine = regexp.MustCompile(`(?m)^  annotations:[ \t]*\n`)
+	otherAnnotation = regexp.MustCompile(`(?m)^  annotations:.*\S.*$`) // a flow form, annotations: {...}
+	stampLine       = regexp.MustCompile(`(?m)^    ` + regexp.QuoteMeta(StampAnnotation) + `: "[0-9a-f]*"\n`)
+)
 
-// Stamp returns manifest with StampAnnotation set to a digest of the rest, and that digest. The
-// manifest must not have annotations of its own (ours has none).
+// Stamp returns manifest with StampAnnotation set to a digest of the rest, and that digest: the
+// line is added to the manifest's annotations (a block of them is made when it has none) and
+// removed again before the digest is taken, so that stamping a stamped manifest changes nothing.
 func Stamp(manifest []byte) ([]byte, string, error) {
-	unstamped := stampLine.ReplaceAll(manifest, nil)
-	if regexp.MustCompile(`(?m)^  annotations:`).Match(unstamped) {
-		return nil, "", fmt.Errorf("our manifest must not have annotations of its own (they are pv-rollout's)")
-	}
-	loc := metadataLine.FindIndex(unstamped)
-	if loc == nil {
-		return nil, "", fmt.Errorf("our manifest has no top-level metadata")
+	unstamped := unstamp(manifest)
+	if otherAnnotation.Match(unstamped) {
+		return nil, "", fmt.Errorf("our manifest's metadata.annotations must be a block (one annotation a line), not a flow mapping")
 	}
 	sum := sha256.Sum256(unstamped)
 	digest := hex.EncodeToString(sum[:8])
+	line := fmt.Sprintf("    %s: %q\n", StampAnnotation, digest)
+	at, block := annotationsLine.FindIndex(unstamped), ""
+	if at == nil {
+		if at = metadataLine.FindIndex(unstamped); at == nil {
+			return nil, "", fmt.Errorf("our manifest has no top-level metadata")
+		}
+		block = "  annotations:\n"
+	}
 	var buf bytes.Buffer
-	buf.Write(unstamped[:loc[1]])
-	fmt.Fprintf(&buf, "  annotations:\n    %s: %q\n", StampAnnotation, digest)
-	buf.Write(unstamped[loc[1]:])
+	buf.Write(unstamped[:at[1]])
+	buf.WriteString(block + line)
+	buf.Write(unstamped[at[1]:])
 	return buf.Bytes(), digest, nil
+}
+
+// unstamp removes Stamp's line, and the annotations block Stamp made if nothing else is in it.
+func unstamp(manifest []byte) []byte {
+	loc := stampLine.FindIndex(manifest)
+	if loc == nil {
+		return manifest
+	}
+	start, end := loc[0], loc[1]
+	if block := []byte("  annotations:\n"); bytes.HasSuffix(manifest[:start], block) && !bytes.HasPrefix(manifest[end:], []byte("    ")) {
+		start -= len(block)
+	}
+	return append(append([]byte{}, manifest[:start]...), manifest[end:]...)
 }
 
 // Disable rolls back, keeping a binder at every moment: KCM's binder is switched on first (its

@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
 )
 
 // Enable turns KCM's binder off only after our pod came up; until then KCM's manifest is the
@@ -236,6 +237,22 @@ func TestStamp(t *testing.T) {
 	}
 	if !strings.Contains(string(a), "  annotations:\n    "+StampAnnotation+": \""+digestA+"\"\n") {
 		t.Errorf("no stamp annotation in:\n%s", a)
+	}
+	// A manifest with annotations of its own keeps them; unstamped, it is the operator's again.
+	own := bytes.Replace(shipped, []byte("metadata:\n"), []byte("metadata:\n  annotations:\n    example.com/owner: storage-team\n"), 1)
+	c, _, err := Stamp(own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod v1.Pod
+	if err := yaml.Unmarshal(c, &pod); err != nil || pod.Annotations["example.com/owner"] != "storage-team" || pod.Annotations[StampAnnotation] == "" {
+		t.Errorf("stamping a manifest with annotations: %v, annotations %v", err, pod.Annotations)
+	}
+	if !bytes.Equal(unstamp(c), own) || !bytes.Equal(unstamp(a), shipped) {
+		t.Errorf("unstamp does not give the manifest back")
+	}
+	if _, _, err := Stamp(bytes.Replace(shipped, []byte("metadata:\n"), []byte("metadata:\n  annotations: {a: b}\n"), 1)); err == nil {
+		t.Errorf("a flow mapping of annotations: want a clear error")
 	}
 }
 
