@@ -58,6 +58,10 @@ func main() {
 		}
 		o.OurManifest = data
 	}
+	if o.WaitTimeout < 0 {
+		fmt.Fprintf(os.Stderr, "pv-rollout: --wait-timeout=%s: must not be negative (0 does not wait)\n", o.WaitTimeout)
+		os.Exit(2)
+	}
 	podName, kubeconfigPath, err := rollout.ManifestInfo(o.OurManifest)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
