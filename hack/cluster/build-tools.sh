@@ -7,6 +7,7 @@
 #                                 hack/tools/go.mod (k8s.io/kubernetes, same pin as our controller)
 #   kwok, kwokctl                 KWOK_VERSION (hack/lib.sh)
 #   kind                          KIND_VERSION (hack/lib.sh) (only make e2e-kind; not in the default set)
+#   prometheus                    hack/monitoring/go.mod, as promtool (only make e2e-kind; not in the default set)
 # Usage: hack/cluster/build-tools.sh [name...]   (default: all)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -57,6 +58,12 @@ for name in "${want[@]}"; do
     ;;
   kind)
     build kind "${KIND_VERSION}" env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "sigs.k8s.io/kind@${KIND_VERSION}"
+    ;;
+  prometheus)
+    # The server of the module hack/monitoring pins for promtool, with Kubernetes service discovery
+    # only (make e2e-kind scrapes the binder with it; not in the default set).
+    build prometheus "$(cd "${REPO_ROOT}/hack/monitoring" && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)" \
+      bash -c "cd '${REPO_ROOT}/hack/monitoring' && go build -tags remove_all_sd,enable_kubernetes_sd -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/prometheus' github.com/prometheus/prometheus/cmd/prometheus"
     ;;
   ginkgo)
     build ginkgo "$(modversion hack/tools github.com/onsi/ginkgo/v2)" \

@@ -13,7 +13,9 @@
 #   6. a second cluster, ${CLUSTER}-kubeadm, made with the kubeadm recipe of docs/install.md 2a
 #      (deploy/kubeadm/cluster-configuration.yaml as kind's kubeadm config patch, our manifest in
 #      every control-plane node's manifests directory before kubeadm runs); ginkgo pass kind-kubeadm
-#      runs the recipe's identity step and checks KCM's binder never ran
+#      runs the recipe's identity step and checks KCM's binder never ran, then scrapes the binder
+#      with a real Prometheus through deploy/monitoring/scrape (no alert on the clean install; the
+#      identity renewed; PVControllerManagerDown firing once the rollback removed every replica)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
@@ -30,7 +32,7 @@ start=${SECONDS}
 phase() { echo "e2e-kind: [$((SECONDS - start))s] $*"; }
 
 hack/e2e/docker-setup.sh
-hack/cluster/build-tools.sh kind ginkgo kubectl >/dev/null
+hack/cluster/build-tools.sh kind ginkgo kubectl prometheus >/dev/null
 kind="${TOOLS_BIN}/kind"
 kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
 rm -rf "${out}" && mkdir -p "${out}/originals"
@@ -93,6 +95,8 @@ create_cluster() { # create_cluster NAME CONFIG KUBECONFIG
 # The passes run with the cluster under test in KUBECONFIG and E2E_KIND_* (kind_test.go, kindSetup).
 export E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
 export E2E_KIND_ORIGINALS="${out}/originals"
+# The kind-kubeadm pass scrapes the recipe-made cluster with a real Prometheus (kind_monitoring_test.go).
+export E2E_PROMETHEUS="${TOOLS_BIN}/prometheus"
 run_suite() { # run_suite NAME LABEL-FILTER
   phase "ginkgo: $1"
   (cd test/e2e && "${out}/e2e.test" --ginkgo.v --ginkgo.timeout=30m --ginkgo.label-filter="$2" \

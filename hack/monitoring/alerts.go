@@ -97,6 +97,24 @@ sum by (name) (delta(workqueue_depth{%s, name=~"claims|volumes"}[15m])) > 0`, se
 			Description: "The {{ $labels.name }} queue holds {{ $value }} keys and has grown for 15 minutes: the binder falls behind.",
 		},
 		{
+			Name: "PVControllerManagerClientCertificateExpiring",
+			// kubeadm signs the identity's certificate for a year (pv-controller-manager-identity.sh)
+			// and `kubeadm certs renew` does not know it; past its notAfter every request fails.
+			Expr:        fmt.Sprintf(`min by (instance) (pv_controller_manager_client_certificate_expiration_timestamp_seconds{%s}) - time() < 21 * 24 * 3600`, sel),
+			For:         "1h",
+			Severity:    "warning",
+			Summary:     "pv-controller-manager's client certificate expires within three weeks.",
+			Description: "The client certificate of the replica {{ $labels.instance }} expires in {{ $value | humanizeDuration }}; after that the API server refuses it and that replica binds nothing. Renew it: re-run pv-controller-manager-identity.sh on its node.",
+		},
+		{
+			Name:        "PVControllerManagerClientCertificateExpiresSoon",
+			Expr:        fmt.Sprintf(`min by (instance) (pv_controller_manager_client_certificate_expiration_timestamp_seconds{%s}) - time() < 7 * 24 * 3600`, sel),
+			For:         "1h",
+			Severity:    "critical",
+			Summary:     "pv-controller-manager's client certificate expires within a week.",
+			Description: "The client certificate of the replica {{ $labels.instance }} expires in {{ $value | humanizeDuration }}; after that the API server refuses it and that replica binds nothing. Renew it now: re-run pv-controller-manager-identity.sh on its node.",
+		},
+		{
 			Name:        "PVBinderShadowDisagrees",
 			Expr:        fmt.Sprintf(`sum(increase(pv_controller_shadow_decisions_total{%s, outcome="disagree"}[1h])) > 0`, sel),
 			Severity:    "warning",

@@ -74,8 +74,9 @@ func run(out, selector, runbooks string) error {
 		"kind":       "PrometheusRule",
 		"metadata": map[string]any{
 			"name": "pv-controller-manager",
-			// kube-prometheus' Prometheus selects rules by these labels.
-			"labels": map[string]string{"app.kubernetes.io/name": "pv-controller-manager", "prometheus": "k8s", "role": "alert-rules"},
+			// kube-prometheus' Prometheus selects rules by prometheus and role, kube-prometheus-stack's
+			// by release (its release name; deploy/monitoring/scrape names the same one).
+			"labels": map[string]string{"app.kubernetes.io/name": "pv-controller-manager", "prometheus": "k8s", "role": "alert-rules", "release": "kube-prometheus-stack"},
 		},
 		"spec": rules,
 	}

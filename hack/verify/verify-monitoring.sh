@@ -9,7 +9,7 @@ cd "${REPO_ROOT}"
 generated="$(mktemp -d)"
 trap 'rm -rf "${generated}"' EXIT
 (cd hack/monitoring && GOWORK=off go run . -out "${generated}")
-if ! diff -ru deploy/monitoring --exclude tests --exclude README.md "${generated}"; then
+if ! diff -ru deploy/monitoring --exclude tests --exclude scrape --exclude README.md "${generated}"; then
   echo "verify-monitoring.sh: deploy/monitoring is stale; run make monitoring" >&2
   exit 1
 fi

@@ -10,6 +10,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,6 +34,10 @@ const (
 var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial, Label("kind", "kind-kubeadm"), func() {
 	var e kindEnv
 	BeforeAll(func() { e = kindSetup() })
+	// A real Prometheus scraping the installed binder (kind_monitoring_test.go), from the
+	// monitoring spec to the last one.
+	var prom *prometheusServer
+	AfterAll(func() { prom.stop() })
 
 	It("runs KCM without its binder from the first boot; claims wait until the identity exists, then ours binds them one to one", func(ctx SpecContext) {
 		config, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubeadm-config", metav1.GetOptions{})
@@ -138,6 +144,68 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 			len(e.controlPlanes), prebound+matched, podsReady.Round(100*time.Millisecond), prebound+matched, allBound.Round(100*time.Millisecond)))
 	})
 
+	It("is scraped as installed: Prometheus finds every replica through deploy/monitoring/scrape, and no alert is pending or firing", func(ctx SpecContext) {
+		binary := os.Getenv("E2E_PROMETHEUS")
+		Expect(binary).NotTo(BeEmpty(), "hack/e2e/e2e-kind.sh sets E2E_PROMETHEUS (hack/cluster/build-tools.sh prometheus)")
+		token, sm := installScraping(ctx)
+		dir, err := os.MkdirTemp("", "e2e-prometheus-")
+		Expect(err).NotTo(HaveOccurred())
+		tokenFile := filepath.Join(dir, "token")
+		Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
+		job := sm.Metadata.Labels["app.kubernetes.io/name"]
+		prom = startPrometheus(ctx, binary, dir, scrapeConfig(sm, tokenFile, os.Getenv("KUBECONFIG")))
+
+		Eventually(ctx, func() error {
+			targets, err := prom.targets(ctx, job)
+			if err != nil {
+				return err
+			}
+			if len(targets) != len(e.controlPlanes) {
+				return fmt.Errorf("%d targets of job %q, want one per control-plane node (%d): %+v", len(targets), job, len(e.controlPlanes), targets)
+			}
+			for _, t := range targets {
+				if t.Health != "up" {
+					return fmt.Errorf("target %s on %s is %s: %s", t.Labels["instance"], t.Labels["node"], t.Health, t.LastError)
+				}
+			}
+			return nil
+		}).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "every replica scraped with the scraper's token (prometheus log %s)", prom.log)
+		// Every alert's `for` is promFor: an expression that holds on a clean install shows here.
+		Consistently(ctx, prom.alerts).WithTimeout(45*time.Second).WithPolling(3*time.Second).Should(BeEmpty(), "alerts on a clean, healthy install")
+		Expect(prom.sample(ctx, fmt.Sprintf(`count(pv_controller_manager_client_certificate_expiration_timestamp_seconds{job=%q} - time() > 300 * 24 * 3600)`, job))).
+			To(BeNumerically("==", len(e.controlPlanes)), "each replica reports its identity's expiry, a year away (kubeadm's default)")
+	})
+
+	It("restarts a replica with its renewed certificate: the identity script run again, the later expiry reported", func(ctx SpecContext) {
+		node := e.controlPlanes[0]
+		query := fmt.Sprintf(`pv_controller_manager_client_certificate_expiration_timestamp_seconds{node=%q}`, node)
+		before, err := prom.sample(ctx, query)
+		Expect(err).NotTo(HaveOccurred())
+		pod, err := staticPod(ctx, "pv-controller-manager", node, true)()
+		Expect(err).NotTo(HaveOccurred())
+		restarts := pod.Status.ContainerStatuses[0].RestartCount
+
+		// The runbook of PVControllerManagerClientCertificateExpiring: the recipe's identity step again.
+		GinkgoWriter.Printf("%s: %s", node, e.onNode(ctx, node, "/root/pv-controller-manager-identity.sh", "/root/rbac"))
+		Eventually(ctx, func() (float64, error) { return prom.sample(ctx, query) }).WithTimeout(3*time.Minute).WithPolling(2*time.Second).
+			Should(BeNumerically(">", before), "the replica on %s reports the renewed certificate's expiry", node)
+		Eventually(ctx, func() (int32, error) {
+			pod, err := staticPod(ctx, "pv-controller-manager", node, true)()
+			if err != nil {
+				return 0, err
+			}
+			return pod.Status.ContainerStatuses[0].RestartCount, nil
+		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeNumerically(">", restarts), "our pod on %s restarted and Ready", node)
+		logs, err := client.CoreV1().Pods("kube-system").GetLogs(pod.Name, &v1.PodLogOptions{Previous: true}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(logs)).To(ContainSubstring("The kubeconfig holds another client certificate"), "the replica said why it stopped")
+		// And binding goes on.
+		ns := newNamespace(ctx)
+		pv := createVolume(ctx, volume(ns, "after-renewal", "1Gi", ""))
+		createClaim(ctx, claim(ns, "after-renewal", "1Gi", "", pv.Name))
+		Eventually(ctx, getClaim(ctx, ns, "after-renewal")).WithTimeout(time.Minute).Should(claimPhase(v1.ClaimBound))
+	})
+
 	// Rollback on a cluster the recipe made: there is no backup (kubeadm rendered KCM without its
 	// binder), so disable switches the binder on in the current manifest; then our pod goes.
 	It("rolls back with pv-rollout disable: KCM binds again, ours is gone, nothing was bound twice", func(ctx SpecContext) {
@@ -169,5 +237,11 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 			Eventually(ctx, getClaim(ctx, ns, fmt.Sprintf("after-rollback-%d", i))).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
 		}
 		Expect(expectOneToOne(ctx, ns)).To(Equal(pairs))
+	})
+
+	It("fires PVControllerManagerDown once every replica is gone", func(ctx SpecContext) {
+		Expect(prom).NotTo(BeNil(), "the monitoring spec started Prometheus")
+		Eventually(ctx, prom.alerts).WithTimeout(2*time.Minute).WithPolling(2*time.Second).
+			Should(ContainElement("PVControllerManagerDown firing"), "after the rollback removed our pod from every node")
 	})
 })

@@ -33,6 +33,7 @@ import (
 
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
+	"github.com/fastpv/pv-controller-manager/pkg/clientcert"
 	"github.com/fastpv/pv-controller-manager/pkg/election"
 	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 	"github.com/fastpv/pv-controller-manager/pkg/version"
@@ -42,6 +43,9 @@ func init() {
 	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
 	utilruntime.Must(features.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
 }
+
+// clientCertificateCheckPeriod is how often the kubeconfig is read again for a renewed certificate.
+const clientCertificateCheckPeriod = 30 * time.Second
 
 // NewPVControllerManagerCommand creates the pv-controller-manager command with KCM-compatible flags.
 func NewPVControllerManagerCommand() *cobra.Command {
@@ -75,12 +79,26 @@ Run kube-controller-manager with --controllers=*,-persistentvolume-binder-contro
 
 			// The first SIGTERM/SIGINT cancels ctx: the binder stops, then the Lease is released.
 			// A second one exits at once.
-			ctx := server.SetupSignalContext()
+			ctx, stop := context.WithCancelCause(server.SetupSignalContext())
+			defer stop(nil)
 			c, err := s.Config(ctx)
 			if err != nil {
 				return err
 			}
-			return Run(ctx, c)
+			// A renewed client certificate is loaded by a restart (pkg/clientcert): the process
+			// stops as for SIGTERM (the Lease released) and exits non-zero so it is restarted.
+			certificates, err := clientcert.NewWatcher(c.Kubeconfig, c.LoadKubeconfig, clientCertificateCheckPeriod)
+			if err != nil {
+				return fmt.Errorf("--kubeconfig: %w", err)
+			}
+			go certificates.Watch(ctx, stop)
+			if err := Run(ctx, c); err != nil {
+				return err
+			}
+			if cause := context.Cause(ctx); errors.Is(cause, clientcert.ErrChanged) {
+				return cause
+			}
+			return nil
 		},
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, arg := range args {

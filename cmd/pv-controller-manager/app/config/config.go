@@ -37,6 +37,9 @@ type Config struct {
 
 	// Kubeconfig is the rest config for every client we make (with QPS, burst and content type applied).
 	Kubeconfig *restclient.Config
+	// LoadKubeconfig reads --kubeconfig (or --master) again, as Kubeconfig was read: the client
+	// certificate watcher compares what is on disk with what is in use (pkg/clientcert).
+	LoadKubeconfig func() (*restclient.Config, error)
 	// Client is used for leader election and events of the manager itself.
 	Client           clientset.Interface
 	EventBroadcaster record.EventBroadcaster

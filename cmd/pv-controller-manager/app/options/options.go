@@ -272,7 +272,10 @@ func (s *PVControllerManagerOptions) Config(ctx context.Context) (*config.Config
 	eventRecorder := eventBroadcaster.NewRecorder(clientgokubescheme.Scheme, v1.EventSource{Component: ComponentName})
 
 	c := &config.Config{
-		Kubeconfig:                kubeconfig,
+		Kubeconfig: kubeconfig,
+		LoadKubeconfig: func() (*restclient.Config, error) {
+			return clientcmd.BuildConfigFromFlags(s.Master, s.Generic.ClientConnection.Kubeconfig)
+		},
 		Client:                    client,
 		EventBroadcaster:          eventBroadcaster,
 		EventRecorder:             eventRecorder,
