@@ -170,7 +170,10 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 			}
 			return nil
 		}).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "every replica scraped with the scraper's token (prometheus log %s)", prom.log)
-		// Every alert's `for` is promFor: an expression that holds on a clean install shows here.
+		// Every alert's `for` is promFor: an expression that holds on a clean install shows here,
+		// from the first evaluation that follows the scrapes of every replica.
+		scrapedAt := time.Now()
+		Eventually(ctx, func() error { return prom.evaluatedSince(ctx, scrapedAt) }).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		Consistently(ctx, prom.alerts).WithTimeout(45*time.Second).WithPolling(3*time.Second).Should(BeEmpty(), "alerts on a clean, healthy install")
 		Expect(prom.sample(ctx, fmt.Sprintf(`count(pv_controller_manager_client_certificate_expiration_timestamp_seconds{job=%q} - time() > 300 * 24 * 3600)`, job))).
 			To(BeNumerically("==", len(e.controlPlanes)), "each replica reports its identity's expiry, a year away (kubeadm's default)")

@@ -260,6 +260,29 @@ func (p *prometheusServer) targets(ctx context.Context, job string) ([]promTarge
 	return out, nil
 }
 
+// evaluatedSince waits until every rule group has been evaluated after t: an alert is pending
+// from Prometheus' first evaluation, before its first scrape, until the next one.
+func (p *prometheusServer) evaluatedSince(ctx context.Context, t time.Time) error {
+	var data struct {
+		Groups []struct {
+			Name           string    `json:"name"`
+			LastEvaluation time.Time `json:"lastEvaluation"`
+		} `json:"groups"`
+	}
+	if err := p.get(ctx, "/api/v1/rules", &data); err != nil {
+		return err
+	}
+	if len(data.Groups) == 0 {
+		return fmt.Errorf("no rule group loaded")
+	}
+	for _, g := range data.Groups {
+		if !g.LastEvaluation.After(t) {
+			return fmt.Errorf("group %s last evaluated at %s, not after %s", g.Name, g.LastEvaluation, t)
+		}
+	}
+	return nil
+}
+
 // alerts returns "name state" for every alert that is pending or firing.
 func (p *prometheusServer) alerts(ctx context.Context) ([]string, error) {
 	var data struct {
