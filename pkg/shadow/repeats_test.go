@@ -74,7 +74,7 @@ func boundVolume(name, rv string, claimUID types.UID, claimRV string) *v1.Persis
 	return &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), ResourceVersion: rv,
 			Annotations: map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}},
-		Spec: v1.PersistentVolumeSpec{ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c-" + name, UID: claimUID, ResourceVersion: claimRV}},
+		Spec:   v1.PersistentVolumeSpec{ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "c-" + name, UID: claimUID, ResourceVersion: claimRV}},
 		Status: v1.PersistentVolumeStatus{Phase: v1.VolumePending},
 	}
 }
