@@ -246,7 +246,7 @@ e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its
 	CLUSTER_NAME=pv-shadow hack/cluster/local-down.sh
 
 .PHONY: bench-shadow
-bench-shadow: $(RELEASE_GEN) build ## Shadow mode beside KCM's binder at COUNT (1000) claims per scenario: agreement and lead; _output/bench-shadow/report.md
+bench-shadow: $(RELEASE_GEN) build ## Shadow mode beside KCM's binder at COUNT (1000) claims per scenario: agreement, lead, dry-run writes per claim, KCM's time alone and beside it; _output/bench-shadow/report.md
 	hack/cluster/bench-shadow.sh
 
 .PHONY: bench-scale

@@ -7,9 +7,11 @@
 // The controller's cache and a dry-run answer: the controller stores the object a write returns
 // (storeObjectUpdate). A dry-run answer carries the content ours would have written at the
 // resourceVersion the object already had, and storeObjectUpdate accepts an equal version, so ours
-// goes on from the state it would have made (a volume it "bound" looks bound to it). The next
-// informer event for that object replaces it: a real write (KCM's) has a higher resourceVersion,
-// and the informer's periodic resync re-delivers the stored object at the same one. Ours'
-// imagined state therefore lasts at most until the object changes or the next resync, and its
-// decisions afterwards start again from what is stored.
+// goes on from the state it would have made (a volume it "bound" looks bound to it). But nothing
+// is stored, so every sync from the informer's copy replaces that state: an event on the object
+// (KCM's real writes), the binder's periodic resync of objects that are not Bound yet, the
+// informer's resync. Each one makes ours decide the same bind again. The dry-run transport
+// therefore remembers, per object, the content of each write the apiserver accepted, and answers
+// a repeat of it itself, as the apiserver did (repeats.go): the apiserver sees each decision once
+// per change of the objects it depends on, not once per sync.
 package shadow

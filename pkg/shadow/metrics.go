@@ -25,7 +25,26 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 	registerOnce sync.Once
+
+	dryRunWritesTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: "pv_controller",
+		Name:      "shadow_dry_run_writes_total",
+		Help: "In shadow mode, the binder's writes of volumes and claims (resource, subresource) by result: sent (to the apiserver, as a dry run), " +
+			"repeat (the same content the apiserver already accepted for that object: answered without sending it again).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"resource", "subresource", "result"})
+	registerTransportOnce sync.Once
 )
+
+// Results of a dry-run write (dryRunWritesTotal).
+const (
+	resultSent   = "sent"
+	resultRepeat = "repeat"
+)
+
+func registerTransportMetrics() {
+	registerTransportOnce.Do(func() { legacyregistry.MustRegister(dryRunWritesTotal) })
+}
 
 func registerMetrics() {
 	registerOnce.Do(func() {

@@ -90,9 +90,12 @@ var _ = Describe("shadow mode beside KCM's binder", Label("shadow"), func() {
 		}
 
 		// The audit log: ours (user agent pv-controller-manager) wrote PVs and claims only as dry runs.
-		stored, dry := shadowWrites(auditLog, ns)
+		stored, dry, accepted := shadowWrites(auditLog, ns)
 		Expect(dry).To(BeNumerically(">", 0), "ours' dry-run writes appear in the audit log")
 		Expect(stored).To(BeEmpty(), "writes by ours without dryRun=All")
+		// Each decision once: the pre-bound pair's bind is 4 writes (the volume, its status, the claim,
+		// its status); a write the apiserver accepted is not sent again when ours syncs the pair again.
+		Expect(accepted[pb.Name]+accepted["pb"]).To(BeNumerically("<=", 4), "ours' accepted dry-run writes of the pre-bound pair: %v", accepted)
 		pv, err := getVolume(ctx, pb.Name)()
 		Expect(err).NotTo(HaveOccurred())
 		for _, m := range pv.ManagedFields {
@@ -112,9 +115,10 @@ func shadowOutcomes(metrics string) map[string]float64 {
 	return out
 }
 
-// shadowWrites reads the audit log: ours' PV and claim writes touching ns, those stored (no dry run)
-// and the count of dry runs.
-func shadowWrites(path, ns string) (stored []string, dry int) {
+// shadowWrites reads the audit log: ours' PV and claim writes touching ns, those stored (no dry run),
+// the count of dry runs, and the dry runs the apiserver accepted (2xx) by object name.
+func shadowWrites(path, ns string) (stored []string, dry int, accepted map[string]int) {
+	accepted = map[string]int{}
 	f, err := os.Open(path)
 	Expect(err).NotTo(HaveOccurred())
 	defer f.Close()
@@ -128,6 +132,9 @@ func shadowWrites(path, ns string) (stored []string, dry int) {
 			ObjectRef  struct {
 				Namespace, Name string
 			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
 		}
 		if json.Unmarshal(scanner.Bytes(), &ev) != nil || !strings.HasPrefix(ev.UserAgent, "pv-controller-manager") {
 			continue
@@ -137,10 +144,13 @@ func shadowWrites(path, ns string) (stored []string, dry int) {
 		}
 		if strings.Contains(ev.RequestURI, "dryRun=All") {
 			dry++
+			if ev.ResponseStatus.Code >= 200 && ev.ResponseStatus.Code < 300 {
+				accepted[ev.ObjectRef.Name]++
+			}
 		} else {
 			stored = append(stored, ev.Verb+" "+ev.RequestURI)
 		}
 	}
 	Expect(scanner.Err()).NotTo(HaveOccurred())
-	return stored, dry
+	return stored, dry, accepted
 }

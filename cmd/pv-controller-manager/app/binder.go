@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"sync"
 	"time"
 
@@ -68,10 +67,12 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	// In shadow mode they are dry runs instead, observed by the tracker (JSON, so it can read them).
 	binderConfig := restclient.CopyConfig(c.Kubeconfig)
 	var tracker *shadow.Tracker
+	var dryRun *shadow.DryRunWrites
 	if c.Shadow.Enabled {
 		tracker = newShadowTracker(logger, c, informerFactory)
+		dryRun = shadow.NewDryRunWrites(tracker.Observe)
 		binderConfig.ContentType, binderConfig.AcceptContentTypes = "application/json", "application/json"
-		binderConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return shadow.DryRun(rt, tracker.Observe) })
+		binderConfig.Wrap(dryRun.Wrap)
 		logger.Info("Shadow mode: every write is a dry run; decisions are compared with kube-controller-manager's binder", "window", c.Shadow.Window)
 	} else {
 		binderConfig.Wrap(guard.WrapTransport)
@@ -96,6 +97,9 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 
 	if tracker != nil {
 		if err := watchClaimsForShadow(informerFactory, tracker); err != nil {
+			return err
+		}
+		if err := forgetDeletedForShadow(informerFactory, dryRun); err != nil {
 			return err
 		}
 		go tracker.Run(ctx)

@@ -44,3 +44,24 @@ func watchClaimsForShadow(factory informers.SharedInformerFactory, tracker *shad
 	})
 	return err
 }
+
+// forgetDeletedForShadow drops, for each deleted volume and claim, what the dry-run transport
+// remembers of the writes the apiserver accepted (shadow.DryRunWrites.Forget).
+func forgetDeletedForShadow(factory informers.SharedInformerFactory, dryRun *shadow.DryRunWrites) error {
+	forget := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		switch o := obj.(type) {
+		case *v1.PersistentVolume:
+			dryRun.Forget("persistentvolumes", "", o.Name)
+		case *v1.PersistentVolumeClaim:
+			dryRun.Forget("persistentvolumeclaims", o.Namespace, o.Name)
+		}
+	}
+	if _, err := factory.Core().V1().PersistentVolumes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: forget}); err != nil {
+		return err
+	}
+	_, err := factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: forget})
+	return err
+}
