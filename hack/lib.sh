@@ -49,6 +49,8 @@ if [[ "${KUBE_VERSION}" != "$(upstream_tag)" ]]; then
   TOOLS_BIN="${TOOLS_BIN:-${RELEASE_OUT}/tools/bin}"
   BIN_DIR="${BIN_DIR:-${REPO_ROOT}/bin/${KUBE_VERSION}}"
   export GOWORK=off
+  # The line's Go toolchain when it names one (line_toolchain, hack/release/series.sh).
+  if [[ -n "$(line_toolchain "${RELEASE_LINE}")" ]]; then export GOTOOLCHAIN="$(line_toolchain "${RELEASE_LINE}")"; fi
 else
   RELEASE_LINE="$(default_line)"
   RELEASE_OUT=""

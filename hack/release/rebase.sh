@@ -92,6 +92,9 @@ line="$(release_line "${version}")"
 default="$(default_line)"
 rel="${RELEASES_DIR}/${line}"
 variants="$(line_variants "${line}")"
+# A line that names its own Go toolchain builds with it (line_toolchain); a new line that needs one
+# is started with GOTOOLCHAIN set (docs/maintainers/patches-and-releases.md).
+if [[ -n "$(line_toolchain "${line}")" ]]; then export GOTOOLCHAIN="$(line_toolchain "${line}")"; fi
 work="${REPO_ROOT}/_output/rebase/${version}"
 mapfile -t entries < <(line_series "${line}")
 from_tag=""
