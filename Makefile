@@ -40,6 +40,13 @@ IMAGE_TAR    := $(CURDIR)/_output/image/pv-controller-manager-$(KUBE_VERSION).ta
 GO_FLAGS     := -modfile=$(CURDIR)/releases/$(LINE)/go.mod -overlay=$(CURDIR)/_output/releases/$(KUBE_VERSION)/overlay.json
 RELEASE_GEN  := release-gen
 export GOWORK := off
+# A line whose release needs a newer Go than the default line's names it on its go.mod's toolchain
+# line (v1.38: go1.27.3); the go command fetches that toolchain from the module proxy. Other lines
+# keep the local Go (line_toolchain in hack/release/series.sh does the same for the scripts).
+LINE_TOOLCHAIN := $(shell sed -n 's/^toolchain[[:space:]]*//p' releases/$(LINE)/go.mod)
+ifneq ($(LINE_TOOLCHAIN),)
+export GOTOOLCHAIN := $(LINE_TOOLCHAIN)
+endif
 endif
 export KUBE_VERSION BIN_DIR TOOLS_BIN
 LDFLAGS  := -s -w \

@@ -25,8 +25,11 @@ CRI_TOOLS_VERSION="${CRI_TOOLS_VERSION:-v1.37.0}" # crictl in kind's node image
 
 # upstream_dir TAG downloads k8s.io/kubernetes@TAG into the module cache if needed and prints its directory.
 upstream_dir() {
-  local tag="$1" dir
-  dir="$(cd "${REPO_ROOT}" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@${tag}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  local tag="$1" dir toolchain
+  # A release that needs a newer Go than the default line's is downloaded with its line's toolchain
+  # (line_toolchain, hack/release/series.sh): the go command refuses its go.mod otherwise.
+  toolchain="$(line_toolchain "$(release_line "${tag}")")"
+  dir="$(cd "${REPO_ROOT}" && GOTOOLCHAIN="${toolchain:-${GOTOOLCHAIN:-$(go env GOTOOLCHAIN)}}" GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@${tag}" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   if [[ -z "${dir}" || ! -d "${dir}" ]]; then
     echo "cannot download k8s.io/kubernetes@${tag}" >&2
     return 1
@@ -49,6 +52,8 @@ if [[ "${KUBE_VERSION}" != "$(upstream_tag)" ]]; then
   TOOLS_BIN="${TOOLS_BIN:-${RELEASE_OUT}/tools/bin}"
   BIN_DIR="${BIN_DIR:-${REPO_ROOT}/bin/${KUBE_VERSION}}"
   export GOWORK=off
+  # The line's Go toolchain when it names one (line_toolchain, hack/release/series.sh).
+  if [[ -n "$(line_toolchain "${RELEASE_LINE}")" ]]; then export GOTOOLCHAIN="$(line_toolchain "${RELEASE_LINE}")"; fi
 else
   RELEASE_LINE="$(default_line)"
   RELEASE_OUT=""

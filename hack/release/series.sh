@@ -60,6 +60,15 @@ line_of() {
   echo "${line}"
 }
 
+# line_toolchain LINE prints the Go toolchain LINE's go.mod names on its toolchain line (nothing when
+# it names none). A line whose release needs a newer Go than the default line's (v1.38: Go 1.27)
+# builds with that toolchain: hack/lib.sh, the Makefile and rebase.sh export it as GOTOOLCHAIN, so
+# the go command fetches it from the module proxy the first time; every other line keeps the local Go.
+line_toolchain() {
+  [[ -f "${RELEASES_DIR}/$1/go.mod" ]] || return 0
+  sed -n 's/^toolchain[[:space:]]*//p' "${RELEASES_DIR}/$1/go.mod"
+}
+
 # line_variants LINE prints the directory of LINE's adapted and own entries (it may not exist).
 line_variants() {
   echo "${RELEASES_DIR}/$1/patches"

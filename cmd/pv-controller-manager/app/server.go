@@ -13,7 +13,6 @@ import (
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
@@ -79,7 +78,7 @@ Run kube-controller-manager with --controllers=*,-persistentvolume-binder-contro
 
 			// The first SIGTERM/SIGINT cancels ctx: the binder stops, then the Lease is released.
 			// A second one exits at once.
-			ctx, stop := context.WithCancelCause(server.SetupSignalContext())
+			ctx, stop := context.WithCancelCause(setupSignalContext())
 			defer stop(nil)
 			c, err := s.Config(ctx)
 			if err != nil {
