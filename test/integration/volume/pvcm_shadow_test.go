@@ -24,7 +24,6 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/framework"
-	"k8s.io/kubernetes/test/utils/ktesting"
 
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
@@ -101,7 +100,7 @@ func TestPVCMShadowSubmitsEachDecisionOnce(t *testing.T) {
 	const pairs, resyncsBeforeKCM = 20, 3
 	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
 	t.Cleanup(s.TearDownFn)
-	tCtx := ktesting.Init(t)
+	tCtx := initTestContext(t)
 	t.Cleanup(func() { tCtx.Cancel("test has completed") })
 	testConfig := restclient.CopyConfig(s.ClientConfig)
 	testConfig.QPS, testConfig.Burst = 1000000, 1000000

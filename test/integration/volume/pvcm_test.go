@@ -19,7 +19,6 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/test/integration/framework"
-	"k8s.io/kubernetes/test/utils/ktesting"
 
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
@@ -138,7 +137,7 @@ func TestPVCMConflictStormFromACompetingWriter(t *testing.T) {
 // namespace; everything is torn down after the test.
 type testSetup struct {
 	server     *kubeapiservertesting.TestServer
-	ctx        ktesting.TContext
+	ctx        testContext
 	client     *clientset.Clientset
 	controller *persistentvolumecontroller.PersistentVolumeController
 	informers  informers.SharedInformerFactory
@@ -148,7 +147,7 @@ type testSetup struct {
 func newTestSetup(t *testing.T, namespaceName string) *testSetup {
 	s := kubeapiservertesting.StartTestServerOrDie(t, nil, []string{"--disable-admission-plugins=ServiceAccount,StorageObjectInUseProtection"}, framework.SharedEtcd())
 	t.Cleanup(s.TearDownFn)
-	tCtx := ktesting.Init(t)
+	tCtx := initTestContext(t)
 	t.Cleanup(func() { tCtx.Cancel("test has completed") })
 	testClient, ctrl, informers, watchPV, watchPVC := createClients(tCtx, namespaceName, t, s, noResync)
 	t.Cleanup(watchPV.Stop)
@@ -162,7 +161,7 @@ func newTestSetup(t *testing.T, namespaceName string) *testSetup {
 }
 
 // setUpController is newTestSetup whose runController starts the informers and the controller.
-func setUpController(t *testing.T, namespaceName string) (ktesting.TContext, *clientset.Clientset, *v1.Namespace, func()) {
+func setUpController(t *testing.T, namespaceName string) (testContext, *clientset.Clientset, *v1.Namespace, func()) {
 	s := newTestSetup(t, namespaceName)
 	return s.ctx, s.client, s.ns, func() {
 		s.informers.Start(s.ctx.Done())
