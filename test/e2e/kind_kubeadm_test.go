@@ -175,17 +175,21 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 		scrapedAt := time.Now()
 		Eventually(ctx, func() error { return prom.evaluatedSince(ctx, scrapedAt) }).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		Consistently(ctx, prom.alerts).WithTimeout(45*time.Second).WithPolling(3*time.Second).Should(BeEmpty(), "alerts on a clean, healthy install")
-		Expect(prom.sample(ctx, fmt.Sprintf(`count(pv_controller_manager_client_certificate_expiration_timestamp_seconds{job=%q} - time() > 300 * 24 * 3600)`, job))).
-			To(BeNumerically("==", len(e.controlPlanes)), "each replica reports its identity's expiry, a year away (kubeadm's default)")
+		Eventually(ctx, func() (float64, error) {
+			return prom.sample(ctx, fmt.Sprintf(`count(pv_controller_manager_client_certificate_expiration_timestamp_seconds{job=%q} - time() > 300 * 24 * 3600)`, job))
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).
+			Should(BeNumerically("==", len(e.controlPlanes)), "each replica reports its identity's expiry, a year away (kubeadm's default)")
 	})
 
 	It("restarts a replica with its renewed certificate: the identity script run again, the later expiry reported", func(ctx SpecContext) {
 		node := e.controlPlanes[0]
 		query := fmt.Sprintf(`pv_controller_manager_client_certificate_expiration_timestamp_seconds{node=%q}`, node)
-		before, err := prom.sample(ctx, query)
-		Expect(err).NotTo(HaveOccurred())
-		pod, err := staticPod(ctx, "pv-controller-manager", node, true)()
-		Expect(err).NotTo(HaveOccurred())
+		var before float64
+		Eventually(ctx, func() (err error) { before, err = prom.sample(ctx, query); return err }).
+			WithTimeout(time.Minute).WithPolling(2*time.Second).Should(Succeed(), "the expiry of the replica on %s", node)
+		var pod *v1.Pod
+		Eventually(ctx, func() (err error) { pod, err = staticPod(ctx, "pv-controller-manager", node, true)(); return err }).
+			WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "our pod on %s Ready", node)
 		restarts := pod.Status.ContainerStatuses[0].RestartCount
 
 		// The runbook of PVControllerManagerClientCertificateExpiring: the recipe's identity step again.
@@ -199,9 +203,11 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 			}
 			return pod.Status.ContainerStatuses[0].RestartCount, nil
 		}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeNumerically(">", restarts), "our pod on %s restarted and Ready", node)
-		logs, err := client.CoreV1().Pods("kube-system").GetLogs(pod.Name, &v1.PodLogOptions{Previous: true}).DoRaw(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(logs)).To(ContainSubstring("The kubeconfig holds another client certificate"), "the replica said why it stopped")
+		Eventually(ctx, func() (string, error) {
+			logs, err := client.CoreV1().Pods("kube-system").GetLogs(pod.Name, &v1.PodLogOptions{Previous: true}).DoRaw(ctx)
+			return string(logs), err
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).
+			Should(ContainSubstring("The kubeconfig holds another client certificate"), "the replica said why it stopped")
 		// And binding goes on.
 		ns := newNamespace(ctx)
 		pv := createVolume(ctx, volume(ns, "after-renewal", "1Gi", ""))

@@ -119,6 +119,7 @@ type prometheusServer struct {
 	url string
 	cmd *exec.Cmd
 	log string
+	dir string // its configuration, rules, log and data (the data removed by stop, the log kept)
 }
 
 // installScraping applies deploy/monitoring/scrape (the Service, and the binding of the
@@ -178,7 +179,7 @@ func startPrometheus(ctx context.Context, binary, dir string, job map[string]any
 	Expect(err).NotTo(HaveOccurred())
 	addr := l.Addr().String()
 	Expect(l.Close()).To(Succeed())
-	p := &prometheusServer{url: "http://" + addr, log: filepath.Join(dir, "prometheus.log")}
+	p := &prometheusServer{url: "http://" + addr, log: filepath.Join(dir, "prometheus.log"), dir: dir}
 	logFile, err := os.Create(p.log)
 	Expect(err).NotTo(HaveOccurred())
 	p.cmd = exec.Command(binary, "--config.file="+filepath.Join(dir, "prometheus.yml"),
@@ -206,6 +207,7 @@ func (p *prometheusServer) stop() {
 	}
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
+	_ = os.RemoveAll(filepath.Join(p.dir, "data"))
 }
 
 // get decodes the data of a Prometheus API answer.
