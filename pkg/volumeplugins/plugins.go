@@ -17,6 +17,26 @@ import (
 // ProbeProvisionableRecyclableVolumePlugins returns the plugins KCM gives its binder: every
 // controller plugin that can provision, delete or recycle.
 func ProbeProvisionableRecyclableVolumePlugins(logger klog.Logger, config persistentvolumeconfig.VolumeConfiguration) ([]volume.VolumePlugin, error) {
+	all, err := ProbePersistentVolumePlugins(logger, config)
+	if err != nil {
+		return nil, err
+	}
+	var plugins []volume.VolumePlugin
+	for _, plugin := range all {
+		_, provisionable := plugin.(volume.ProvisionableVolumePlugin)
+		_, deletable := plugin.(volume.DeletableVolumePlugin)
+		_, recyclable := plugin.(volume.RecyclableVolumePlugin)
+		if provisionable || deletable || recyclable {
+			plugins = append(plugins, plugin)
+		}
+	}
+	return plugins, nil
+}
+
+// ProbePersistentVolumePlugins returns every persistent volume plugin of KCM's controllers: from
+// v1.38 KCM gives them to its binder as well (MetricsVolumePlugins, kubernetes/kubernetes#139356),
+// so that its volume metrics name the plugin of every volume, not only of those it can provision.
+func ProbePersistentVolumePlugins(logger klog.Logger, config persistentvolumeconfig.VolumeConfiguration) ([]volume.VolumePlugin, error) {
 	recycler := config.PersistentVolumeRecyclerConfiguration
 
 	// HostPath recycling is for testing and development purposes only.
@@ -46,17 +66,7 @@ func ProbeProvisionableRecyclableVolumePlugins(logger klog.Logger, config persis
 	all = append(all, fc.ProbeVolumePlugins()...)
 	all = append(all, iscsi.ProbeVolumePlugins()...)
 	all = append(all, csi.ProbeVolumePlugins()...)
-
-	var plugins []volume.VolumePlugin
-	for _, plugin := range all {
-		_, provisionable := plugin.(volume.ProvisionableVolumePlugin)
-		_, deletable := plugin.(volume.DeletableVolumePlugin)
-		_, recyclable := plugin.(volume.RecyclableVolumePlugin)
-		if provisionable || deletable || recyclable {
-			plugins = append(plugins, plugin)
-		}
-	}
-	return plugins, nil
+	return all, nil
 }
 
 // loadRecycler replaces the recycler pod template with the one in path, if path is set.

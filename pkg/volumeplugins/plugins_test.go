@@ -53,3 +53,22 @@ func TestBadRecyclerTemplateNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestProbePersistentVolumePluginsIsKCMsFullSet(t *testing.T) {
+	// What KCM v1.38 gives its binder for the plugin_name label of its volume metrics: every
+	// controller plugin, those that cannot provision, delete or recycle included.
+	logger, _ := ktesting.NewTestContext(t)
+	plugins, err := ProbePersistentVolumePlugins(logger, persistentvolumeconfig.VolumeConfiguration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range plugins {
+		got = append(got, p.GetPluginName())
+	}
+	slices.Sort(got)
+	want := []string{"kubernetes.io/csi", "kubernetes.io/fc", "kubernetes.io/host-path", "kubernetes.io/iscsi", "kubernetes.io/nfs"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plugins = %v, want %v", got, want)
+	}
+}

@@ -295,6 +295,7 @@ var regressions = []struct {
 	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)"},
 	{1796299422631514156, "patch 0020 (its version check) and 0027: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)"},
 	{1796233121677576072, "patch 0020 (its version check) and 0027: the same hot loop (torture bug 14; 10 of 40 replays hung before)"},
+	{1796362331656849586, "patch 0016 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)"},
 }
 
 func TestTortureRegressions(t *testing.T) {

@@ -81,7 +81,7 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 	if err != nil {
 		return err
 	}
-	ctrl, err := persistentvolumecontroller.NewController(ctx, binderParameters{
+	params := binderParameters{
 		KubeClient:                 binderClient,
 		SyncPeriod:                 c.PersistentVolumeBinderController.PVClaimBinderSyncPeriod.Duration,
 		FullResyncPeriod:           c.Binder.FullResyncPeriod,
@@ -90,7 +90,11 @@ func runBinder(ctx context.Context, c *config.Config, state *binderState, guard 
 		UnclaimedVolumeGracePeriod: c.Binder.UnclaimedVolumeGracePeriod,
 		VolumePlugins:              plugins,
 		EnableDynamicProvisioning:  c.PersistentVolumeBinderController.VolumeConfiguration.EnableDynamicProvisioning,
-	}.WithInformers(informerFactory))
+	}
+	if err := params.setMetricsVolumePlugins(logger, c.PersistentVolumeBinderController.VolumeConfiguration); err != nil {
+		return err
+	}
+	ctrl, err := persistentvolumecontroller.NewController(ctx, params.WithInformers(informerFactory))
 	if err != nil {
 		return fmt.Errorf("failed to construct persistentvolume controller: %w", err)
 	}
