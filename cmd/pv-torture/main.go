@@ -51,7 +51,7 @@ func main() {
 	flag.Float64Var(&cfg.Rates.LostAnswer, "rate-lost", 0.05, "share of writes applied whose answer is lost")
 	flag.Float64Var(&cfg.Rates.WatchCut, "rate-watch-cut", 0.3, "share of watches cut after a random time (up to 30s)")
 	flag.Float64Var(&cfg.Rates.WatchGone, "rate-watch-410", 0.1, "share of watches answered 410 Gone")
-	flag.StringVar(&mode, "mode", "all", "torture (the random workload with faults and kills), recovery (issue #22 part 3: pre-bound pairs without faults, with an outage, with random faults), or all")
+	flag.StringVar(&mode, "mode", "all", "torture (the random workload with faults and kills), recovery (pre-bound pairs without faults, with an outage, with random faults), or all")
 	flag.IntVar(&rec.Pairs, "recovery-pairs", 1000, "recovery: pre-bound pairs per run")
 	flag.DurationVar(&rec.OutageAt, "recovery-outage-at", 3*time.Second, "recovery: the outage starts this long after the first create")
 	flag.DurationVar(&rec.Outage, "recovery-outage", 5*time.Second, "recovery: length of the outage")

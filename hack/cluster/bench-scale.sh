@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-scale (#23): what a binder costs on a large settled cluster, both arms on the same
+# make bench-scale: what a binder costs on a large settled cluster, both arms on the same
 # population. One local cluster (hack/cluster/local-up.sh, audit log on) whose KCM runs without its
 # binder; bin/pv-load --scenario resident writes RESIDENT pairs Bound on both sides and RESIDENT/10
 # free Available PVs, with no binder running. Then, one arm after the other on that population, a

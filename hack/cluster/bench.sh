@@ -57,7 +57,7 @@ binder_pid() {
 }
 # scrape_control_plane FILE: KCM's queue and client-latency metrics (prefixed kcm_; its /metrics is
 # open on kwokctl's clusters) and the apiserver's priority-and-fairness waits, for benchreport's
-# "the control plane during the run" (#27: KCM's other controllers beside each arm).
+# "the control plane during the run" (KCM's other controllers beside each arm).
 scrape_control_plane() {
   local kcm port pki="${KWOK_WORKDIR}/clusters/bench/pki" server
   kcm="$(pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1)"
@@ -66,7 +66,7 @@ scrape_control_plane() {
   {
     curl -sk "https://127.0.0.1:${port}/metrics" |
       grep -E '^(workqueue_(queue|work)_duration_seconds_(sum|count)|workqueue_(adds|retries)_total|rest_client_request_duration_seconds_(sum|count)|rest_client_requests_total)' | sed 's/^/kcm_/'
-    # apiserver_request_total of PVs and claims: writes by every client, as a user without an audit log counts them (#23).
+    # apiserver_request_total of PVs and claims: writes by every client, as a user without an audit log counts them.
     curl -sk --cert "${pki}/admin.crt" --key "${pki}/admin.key" "${server}/metrics" |
       grep -E '^apiserver_flowcontrol_request_wait_duration_seconds_(sum|count)|^apiserver_request_total\{.*resource="persistentvolume(claim)?s"'
   } >"$1" || true

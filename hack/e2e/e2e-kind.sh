@@ -77,7 +77,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 # kind draws each control-plane node's host port (and the load balancer's) by listening on port 0 and
 # closing the listener before its concurrent `docker run`s, so two nodes can draw the same port:
-# docker then refuses one with "port is already allocated" (CI stop 30). kind has already deleted
+# docker then refuses one with "port is already allocated" (seen in CI). kind has already deleted
 # the nodes; that error alone is retried, with fresh draws.
 create_cluster() { # create_cluster NAME CONFIG KUBECONFIG
   local attempt log="${out}/kind-create-$1.log"

@@ -16,7 +16,7 @@ import (
 	"github.com/fastpv/pv-controller-manager/pkg/loadgen"
 )
 
-// Recovery runs of one arm (issue #22, part 3): the same pre-bound pairs, one binder behind the
+// Recovery runs of one arm: the same pre-bound pairs, one binder behind the
 // proxy, (a) without faults, (b) with every write refused for Outage from OutageAt after the
 // first create, (c) with the random faults of RecoveryRates. The goals: (b) within the fault-free
 // time + Outage + 20%, (c) within 1.5x the fault-free time.

@@ -17,7 +17,7 @@ import (
 )
 
 // ScenarioChurn: claims deleted and created again under the same name, as a StatefulSet with a
-// Delete retention policy or an operator recycling claims does (#27). Before the clock: N volumes
+// Delete retention policy or an operator recycling claims does. Before the clock: N volumes
 // reserve N claims by claimRef (Retain) and bind. Then, for each claim, from Concurrency
 // goroutines: a fresh volume is created, the claim is deleted, and as soon as it is gone (KCM's
 // pvc-protection controller removed its finalizer) it is created again without volumeName; its

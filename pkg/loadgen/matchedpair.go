@@ -4,8 +4,8 @@ import v1 "k8s.io/api/core/v1"
 
 // ScenarioMatchedPair: N pairs of a PV and a claim of the same size that name neither each other
 // (no claimRef, no volumeName), created pair by pair in an order, so the binder matches claims
-// while volumes keep arriving: what a user who creates volumes and claims together sees (#23,
-// writes per bind). Unlike matched, no volume is Available before the clock starts.
+// while volumes keep arriving: what a user who creates volumes and claims together sees (writes
+// per bind). Unlike matched, no volume is Available before the clock starts.
 const ScenarioMatchedPair = "matched-pair"
 
 func init() {

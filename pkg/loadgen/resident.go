@@ -13,7 +13,7 @@ import (
 // ScenarioResident: N PV/PVC pairs written as a binder leaves them, Bound on both sides, without a
 // binder (the loader writes the claimRef, the annotations and both statuses itself), and N/10 free
 // Available PVs of a class no claim asks for: the settled population of a large cluster, for
-// measuring what a binder costs while nothing happens (make bench-scale, #23). Latency here is the
+// measuring what a binder costs while nothing happens (make bench-scale). Latency here is the
 // loader's own write time; a binder started afterwards should write nothing.
 const ScenarioResident = "resident"
 

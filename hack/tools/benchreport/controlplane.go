@@ -12,7 +12,7 @@ import (
 
 // The control plane beside the binder: make bench scrapes KCM's and the apiserver's metrics before
 // and after each run (RUN.cp-before.prom, RUN.cp-after.prom: KCM's lines prefixed kcm_), so the
-// report can say how long KCM's other controllers waited and worked beside each arm (#27).
+// report can say how long KCM's other controllers waited and worked beside each arm.
 
 // promSample is one line of a scrape: metric name, labels as written, value.
 type promSample struct {
@@ -152,7 +152,7 @@ func ms(seconds float64) string { return fmt.Sprintf("%.1f ms", seconds*1000) }
 
 // apiserverWrites is "pv/status PUT 1.00, ..." from apiserver_request_total between the scrapes:
 // updates and patches of PVs and claims by resource and subresource, per bind, the way a user
-// without an audit log counts them (#23). Creates and deletes are the workload's in every scenario
+// without an audit log counts them. Creates and deletes are the workload's in every scenario
 // but churn's, and left out.
 func apiserverWrites(before, after []promSample, binds int) string {
 	key := func(s promSample) string {

@@ -1,7 +1,7 @@
 package main
 
 // Writes to PVs and claims by client: who pays for a bind besides the binder. The bench counts the
-// binder's writes by its user agent; the issue that asked for 4.00 per bind (#23) counted every
+// binder's writes by its user agent; a user asking for 4.00 writes per bind counts every
 // client's (apiserver_request_total), which includes KCM's pvc-protection controller writing its
 // Unused condition on each Bound claim (feature PersistentVolumeClaimUnusedSinceTime). These lines
 // tell the two apart, from the audit log (hack/cluster/bench.sh: SCENARIO-...-ARM.writes.json) or,
