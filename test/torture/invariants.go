@@ -70,6 +70,9 @@ type checker struct {
 	trace       func(e event) // replays print every commit
 	seen        map[string]bool
 	transitions map[string]int
+	// bindPairs counts the binds by "namespace/name -> volume name": two runs that bound the same
+	// claims to the same volumes made the same choices, and only then are their writes compared.
+	bindPairs map[string]int
 }
 
 func newChecker() *checker {
@@ -220,6 +223,10 @@ func (c *checker) observeClaim(e event) {
 	pv := c.pvs[claim.Spec.VolumeName]
 	if old.Status.Phase != v1.ClaimBound && claim.Status.Phase == v1.ClaimBound {
 		c.binds++
+		if c.bindPairs == nil {
+			c.bindPairs = map[string]int{}
+		}
+		c.bindPairs[k+" -> "+claim.Spec.VolumeName]++
 		if pv != nil {
 			c.boundTo[claim.UID] = pv.UID
 		}

@@ -35,6 +35,8 @@ type result struct {
 	Binds      int               `json:"binds"`
 	// Transitions counts the binder's phase changes, by kind and phase.
 	Transitions map[string]int `json:"transitions"`
+	// BindPairs counts the binds by "namespace/name -> volume name".
+	BindPairs map[string]int `json:"bindPairs"`
 	// Settle is the virtual time from the last operation to the binder's last write.
 	Settle time.Duration `json:"settle"`
 	Error  string        `json:"error,omitempty"`
@@ -210,6 +212,7 @@ func runArm(arm string, w workload) (res result) {
 	res.Violations = slices.Clone(chk.violations)
 	res.Binds = chk.binds
 	res.Transitions = maps.Clone(chk.transitions)
+	res.BindPairs = maps.Clone(chk.bindPairs)
 	res.Injected = s.faults.countsCopy()
 	res.Writes = maps.Clone(s.writes)
 	s.mu.Unlock()
