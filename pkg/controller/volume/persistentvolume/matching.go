@@ -48,7 +48,7 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	l, _ := ctx.Value(claimSyncLockKey{}).(*claimSyncLock)
 	vacEnabled := utilfeature.DefaultFeatureGate.Enabled(features.VolumeAttributesClass)
 	// A new volume offered to this claim (offers.go) is a candidate although
-	// not Available yet; volumes offered to other claims may still come (0024). Not
+	// not Available yet; volumes offered to other claims may still come. Not
 	// for a sync that locked one volume instead of the matcher (the claim is
 	// reserved by it): binding another volume would run without its lock.
 	var offered *v1.PersistentVolume
@@ -85,7 +85,7 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	}
 	// Still waiting: the better volume wakes the claim when it turns Available.
 	// A better volume offered to another claim counts too: that claim may bind
-	// another, and the offer then ends (0024).
+	// another, and the offer then ends (endOffer).
 	ctrl.heldBackClaims.add(class, key)
 	if coming, err := ctrl.volumes.betterFitComing(claim, volume, excluded, vacEnabled); err != nil {
 		return nil, err

@@ -174,7 +174,7 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 			return false
 		}
 		if ctrl.claimReservedByAVolume(claim) {
-			return false // its own volume comes first (0014); no offer competes with it
+			return false // its own volume comes first (findReservedForClaim); no offer competes with it
 		}
 		// FindMatchingVolume checks access modes only for the scheduler; the
 		// controller's index keeps them apart by access-mode group.
@@ -257,7 +257,7 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 	// The other waiting claims stay waiting for volumes of their own (waking
 	// them all would take them out of the waiting set, and the next new volume
 	// would find none to offer itself to). Only a claim that held back for a
-	// better fit coming (0019), which this volume may have been, is queued: it
+	// better fit coming (betterFitComing), which this volume may have been, is queued: it
 	// matches again without it, the volume now offered to another claim.
 	ctrl.heldBackClaims.wake(class, func(key string) bool {
 		claim := getClaim(key)
@@ -313,8 +313,8 @@ func sortByTightestFit(claims []*v1.PersistentVolumeClaim) {
 }
 
 // fitsBetterComing tells whether another new volume that is not offered to
-// another claim would be chosen for the claim over this one (betterFitComing,
-// 0019): the claim's match would hold back for it, so this volume is not
+// another claim would be chosen for the claim over this one (betterFitComing):
+// the claim's match would hold back for it, so this volume is not
 // offered to it. Without it a volume went to a claim whose own, smaller volume
 // was Pending too, that volume then to a smaller claim still, and the largest
 // claims were left with none.
@@ -356,7 +356,7 @@ func (ctrl *PersistentVolumeController) offeredVolume(claim *v1.PersistentVolume
 // none) and the volume offered to the claim (nil if none), the one the index
 // would choose if both were Available (findBestMatchForClaim): a found volume
 // that reserves or is bound to the claim (claimRef) first, as the index
-// returns the claim's own volume before any other (0014); else the one in the
+// returns the claim's own volume before any other (findReservedForClaim); else the one in the
 // earlier access-mode group, or in one group the one FindMatchingVolume
 // prefers, the offered one if they are equal: other claims' matches skip it,
 // so taking the found one instead would leave both out of their reach. An
@@ -428,7 +428,7 @@ func (ctrl *PersistentVolumeController) endOffer(ctx context.Context, claimKey s
 }
 
 // wakeHeldBackClaims queues the claims of the volume's class that held back
-// for a better fit coming (0019) when the volume, offered to another claim,
+// for a better fit coming (betterFitComing) when the volume, offered to another claim,
 // is no longer coming (bound): a match counts volumes offered to other claims
 // as coming, since such a claim may bind another volume instead.
 func (ctrl *PersistentVolumeController) wakeHeldBackClaims(ctx context.Context, volume *v1.PersistentVolume) {

@@ -340,7 +340,7 @@ func TestOfferEnds(t *testing.T) {
 
 // The claim's match takes its offered volume as a candidate (it is Pending),
 // but prefers a smaller Available volume, as FindMatchingVolume would; a
-// volume offered to another claim is a better fit coming (0024).
+// volume offered to another claim is a better fit coming.
 func TestMatchWithOffer(t *testing.T) {
 	claim := newClaim("claim", "uid", "1Gi", "", v1.ClaimPending, nil)
 	other := newClaim("other", "uid-other", "1Gi", "", v1.ClaimPending, nil)
@@ -368,7 +368,7 @@ func TestMatchWithOffer(t *testing.T) {
 		{"only the offered volume", []*v1.PersistentVolume{offered}, "offered"},
 		{"a larger Available volume", []*v1.PersistentVolume{offered, larger}, "offered"},
 		{"a smaller Available volume", []*v1.PersistentVolume{offered, smaller}, "smaller"},
-		// 0024: the other claim may bind another volume; when it binds this one, endOffer wakes the claim.
+		// The other claim may bind another volume; when it binds this one, endOffer wakes the claim.
 		{"a smaller new volume offered to another claim: the claim holds back", []*v1.PersistentVolume{offered, forOther}, ""},
 		{"the offered volume's access modes do not fit", []*v1.PersistentVolume{offeredRWOP, larger}, "larger"},
 		{"the offered volume is in a later access-mode group", []*v1.PersistentVolume{offeredWider, larger}, "larger"},
@@ -464,7 +464,7 @@ func TestNoOfferToAReservedClaim(t *testing.T) {
 }
 
 // The volumes offered to other claims, which a new volume's offer does not
-// wait for (fitsBetterComing, 0024).
+// wait for (fitsBetterComing).
 func TestOfferedToOthersExcluded(t *testing.T) {
 	var o volumeOffers
 	o.offerToUnoffered("a", "ns/one", "uid-1")

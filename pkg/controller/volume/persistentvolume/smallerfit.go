@@ -64,7 +64,7 @@ func (pvIndex *persistentVolumeOrderedIndex) betterFitComing(claim *v1.Persisten
 				continue
 			}
 			pv, ok := obj.(*v1.PersistentVolume)
-			// Available too (0024): one that turned Available after this match
+			// Available too: one that turned Available after this match
 			// read the index is not a candidate of it, and its write has woken
 			// the claim, which waits from before its match on.
 			if !ok || pv.Name == chosen.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||

@@ -56,7 +56,7 @@ func TestBetterFitComing(t *testing.T) {
 	}{
 		{"a smaller new volume fits", claim, large, []*v1.PersistentVolume{pending("fit", "2Gi", "")}, "", true},
 		{"a smaller Pending volume fits", claim, large, []*v1.PersistentVolume{pending("fit", "2Gi", v1.VolumePending)}, "", true},
-		// 0024: the match did not see it, so it turned Available after the match read the index.
+		// The match did not see it, so it turned Available after the match read the index.
 		{"a smaller volume that turned Available after the match", claim, large, []*v1.PersistentVolume{pending("fit", "2Gi", v1.VolumeAvailable)}, "", true},
 		{"a smaller Available volume chosen for another claim", claim, large, []*v1.PersistentVolume{pending("fit", "2Gi", v1.VolumeAvailable)}, "fit", false},
 		{"the smaller volume is Released", claim, large, []*v1.PersistentVolume{pending("fit", "2Gi", v1.VolumeReleased)}, "", false},

@@ -96,7 +96,7 @@ func TestClaimHeldBackForAnOfferedVolumeWokenWhenItIsBound(t *testing.T) {
 	}
 }
 
-// Stress (run with -race), CI stop 33's make e2e-kind (kind-kubeadm): claims
+// Stress (run with -race), make e2e-kind (kind-kubeadm, CI, 2026-12-02): claims
 // and volumes created while no binder runs, all Pending, every claim with a
 // volume of its own size among them; the binder starts on them with 32
 // workers (they are in the informers' initial lists, as upstream's binder

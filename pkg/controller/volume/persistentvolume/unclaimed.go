@@ -191,7 +191,7 @@ func (ctrl *PersistentVolumeController) wakeVolumesInGrace(ctx context.Context, 
 
 // replaceWorseOffer runs when a new volume fits a waiting claim that already
 // holds an offer (offerNewVolume): a claim that held back for a better fit
-// coming (0019) waits again, and this volume may be the better fit. If the
+// coming (betterFitComing) waits again, and this volume may be the better fit. If the
 // index would choose this volume over the held one (preferOffered), the held
 // offer ends and that volume is queued (to become Available or be offered to
 // the next claim), and it returns true: the claim gets this volume's offer.

@@ -231,7 +231,7 @@ func TestVolumesInGraceStress(t *testing.T) {
 }
 
 // A claim that holds the offer of a 5Gi volume (it came first) and waits
-// again, held back for the 2Gi one about to turn Available (0019), is offered
+// again, held back for the 2Gi one about to turn Available (betterFitComing), is offered
 // the 2Gi volume when that one is synced: the 5Gi offer ends and that volume
 // is queued. Without it the 2Gi volume stayed in its grace period while the
 // claim held back for it.
