@@ -372,8 +372,9 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 
 		// [Unit test set 1]
 		volume, err := ctrl.matchClaim(ctx, claim, delayBinding)
+		newVolumeFits := false
 		if volume == nil {
-			ctrl.wakeVolumesInGrace(ctx, claim)
+			newVolumeFits = ctrl.wakeVolumesInGrace(ctx, claim)
 		}
 		if errors.Is(err, errSmallerFitComing) {
 			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, waiting for a better volume to turn Available", "PVC", klog.KObj(claim))
@@ -406,6 +407,9 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 				if err = ctrl.emitEventForUnboundDelayBindingClaim(claim); err != nil {
 					return err
 				}
+			case newVolumeFits:
+				ctrl.waitForNewVolume(ctx, claim)
+				return nil
 			case storagehelpers.GetPersistentVolumeClaimClass(claim) != "":
 				// The provisionClaim function may start a new asynchronous operation to provision a volume,
 				// or the operation is already running. The claim will be updated in the asynchronous operation,

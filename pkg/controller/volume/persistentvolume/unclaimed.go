@@ -177,16 +177,35 @@ func (ctrl *PersistentVolumeController) classBindsOnFirstConsumer(className stri
 
 // wakeVolumesInGrace runs when a claim's match found no volume (or held back
 // for a better fit coming): the volumes of its class in grace are queued, so
-// that their sync offers one to the claim, which waits.
-func (ctrl *PersistentVolumeController) wakeVolumesInGrace(ctx context.Context, claim *v1.PersistentVolumeClaim) {
+// that their sync offers one to the claim, which waits. It tells whether one
+// of them fits the claim: the claim then waits for that offer instead of
+// going to the provisioner, as upstream, which makes the volume Available at
+// once, would have bound it.
+func (ctrl *PersistentVolumeController) wakeVolumesInGrace(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
 	if ctrl.unclaimedVolumeGrace <= 0 || claim.Spec.VolumeName != "" {
-		return
+		return false
 	}
+	fits := false
 	for _, name := range ctrl.volumesInGrace.take(storagehelpers.GetPersistentVolumeClaimClass(claim), time.Now()) {
 		klog.FromContext(ctx).V(4).Info("Claim found no volume, queueing a new volume in its grace period", "PVC", klog.KObj(claim), "volumeName", name)
 		metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueVolumeChanged).Inc()
 		ctrl.volumeQueue.Add(name)
+		if !fits {
+			fits = ctrl.newVolumeFits(name, claim)
+		}
 	}
+	return fits
+}
+
+// newVolumeFits tells whether the named volume is new (Pending, no claimRef)
+// and satisfies the claim once Available.
+func (ctrl *PersistentVolumeController) newVolumeFits(name string, claim *v1.PersistentVolumeClaim) bool {
+	obj, found, err := ctrl.volumes.store.GetByKey(name)
+	if err != nil || !found {
+		return false
+	}
+	volume, ok := obj.(*v1.PersistentVolume)
+	return ok && isNewUnclaimedVolume(volume) && checkVolumeSatisfyClaim(asAvailable(volume), claim) == nil
 }
 
 // replaceWorseOffer runs when a new volume fits a waiting claim that already
@@ -218,4 +237,14 @@ func (ctrl *PersistentVolumeController) replaceWorseOffer(ctx context.Context, c
 	metrics.RequeuesTotal.WithLabelValues(metrics.VolumeQueue, metrics.RequeueVolumeChanged).Inc()
 	ctrl.volumeQueue.Add(heldName)
 	return true
+}
+
+// waitForNewVolume leaves a claim that a new volume in its grace period fits
+// waiting for that volume's offer, neither provisioned nor written: the
+// volume's sync offers it to the claim (or to a claim it fits better; the
+// claim, held back, is then queued and matches again without it), or it turns
+// Available and wakes the claim.
+func (ctrl *PersistentVolumeController) waitForNewVolume(ctx context.Context, claim *v1.PersistentVolumeClaim) {
+	klog.FromContext(ctx).V(4).Info("Synchronizing unbound PersistentVolumeClaim, a new volume in its grace period fits it, waiting for its offer", "PVC", klog.KObj(claim))
+	ctrl.heldBackClaims.add(storagehelpers.GetPersistentVolumeClaimClass(claim), claimToClaimKey(claim))
 }

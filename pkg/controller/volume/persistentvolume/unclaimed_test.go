@@ -26,6 +26,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -33,6 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/component-helpers/storage/volume"
+	"k8s.io/utils/ptr"
 )
 
 // newUnclaimedVolume returns a new (Pending) 1Gi volume without claimRef,
@@ -316,5 +318,46 @@ func TestVolumesInGraceSweepsEndedEntries(t *testing.T) {
 	}
 	if got := fmt.Sprint(g.take("a", now)); got != "[running]" {
 		t.Errorf("take: %s, want [running]", got)
+	}
+}
+
+// A claim of a class with an external provisioner that a new volume in its
+// grace period fits is not handed to the provisioner: its sync writes
+// nothing, queues the volume and leaves the claim waiting, held back; the
+// volume's sync then offers it to the claim. Without it the claim got the
+// provisioner's annotation (one write more than upstream, and a volume a real
+// provisioner may start creating for nothing) and bound the offered volume
+// right after (model torture, seed 1796308069657879251).
+func TestClaimWaitsForAFittingVolumeInGraceInsteadOfProvisioning(t *testing.T) {
+	class := "provisioned"
+	claim := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, &class)
+	o := newOfferTest(t, claim)
+	o.ctrl.unclaimedVolumeGrace = time.Minute
+	if err := o.factory.Storage().V1().StorageClasses().Informer().GetIndexer().Add(&storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: class},
+		Provisioner:       "vendor.com/my-volume",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingImmediate),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pv := newUnclaimedVolume("volume", time.Millisecond, class)
+	o.addVolume(t, pv)
+	o.ctrl.volumesInGrace.add(class, pv.Name, time.Now().Add(time.Minute))
+
+	if err := o.ctrl.syncClaim(o.ctx, claim.DeepCopy()); err != nil {
+		t.Fatalf("syncClaim: %v", err)
+	}
+	o.ctrl.runningOperations.WaitForCompletion() // a hand-off to the provisioner writes from an operation
+	if w := fmt.Sprint(writes(o.client)); w != "[]" {
+		t.Errorf("the claim's sync wrote %s, want nothing (no hand-off to the provisioner)", w)
+	}
+	if got := fmt.Sprint(queued(o.ctrl.volumeQueue)); got != "[volume]" {
+		t.Errorf("volumes queued %s, want [volume]", got)
+	}
+	if err := o.ctrl.syncVolume(o.ctx, pv.DeepCopy()); err != nil {
+		t.Fatalf("syncVolume: %v", err)
+	}
+	if offer, ok := o.ctrl.volumeOffers.forVolume(pv.Name); !ok || offer.claimKey != "default/claim" {
+		t.Errorf("offer of the volume: %+v (%t), want one to default/claim", offer, ok)
 	}
 }
