@@ -105,7 +105,7 @@ start_cluster() { # start_cluster ARM QPS SYNC
   env CLUSTER_NAME=bench SECURE_PORT="${BENCH_SECURE_PORT:-10277}" NODES="${BENCH_NODES:-20}" ARM="${1%%+*}" KUBE_API_QPS="$2" KUBE_API_BURST="$2" SYNC_PERIOD="$3" AUDIT="${AUDIT:-1}" SKIP_BUILD=1 \
     "${variant[@]}" hack/cluster/local-up.sh >/dev/null
 }
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $(bin/pv-controller-manager --version | cut -d' ' -f2-)" >>"${summary}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); pv-controller-manager $("${BIN_DIR}/pv-controller-manager" --version | cut -d' ' -f2-)" >>"${summary}"
 if [[ "${CEILING:-1}" == "1" ]]; then
   # The apiserver's write throughput on this machine, now: KCM without its binder, ours stopped.
   ceiling_pairs=$((COUNT > 2000 ? 2000 : COUNT))

@@ -20,7 +20,18 @@ if [[ -f "${pidfile}" ]]; then
 fi
 [[ "${1:-}" == "--binder-only" ]] && exit 0
 
-if [[ -x "${TOOLS_BIN}/kwokctl" ]] && "${TOOLS_BIN}/kwokctl" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; then
-  "${TOOLS_BIN}/kwokctl" delete cluster --name "${CLUSTER_NAME}" >/dev/null 2>&1
+cluster_exists() { [[ -x "${TOOLS_BIN}/kwokctl" ]] && "${TOOLS_BIN}/kwokctl" get clusters 2>/dev/null | grep -qx "${CLUSTER_NAME}"; }
+# A delete that fails leaves the cluster's etcd behind, and the next local-up.sh of that name would
+# reuse its objects: try twice, then say so.
+for attempt in 1 2; do
+  cluster_exists || break
+  if ! log="$("${TOOLS_BIN}/kwokctl" delete cluster --name "${CLUSTER_NAME}" 2>&1)" && [[ ${attempt} == 2 ]]; then
+    echo "local-down.sh: kwokctl delete cluster ${CLUSTER_NAME} failed: ${log}" >&2
+    exit 1
+  fi
+done
+if cluster_exists; then
+  echo "local-down.sh: cluster \"${CLUSTER_NAME}\" still exists after two deletes" >&2
+  exit 1
 fi
 echo "local cluster \"${CLUSTER_NAME}\" is down"
