@@ -7,14 +7,21 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	persistentvolumeconfig "k8s.io/kubernetes/pkg/controller/volume/persistentvolume/config"
+	"k8s.io/kubernetes/pkg/volume"
 )
 
 func pluginNames(t *testing.T, cfg persistentvolumeconfig.VolumeConfiguration) []string {
 	t.Helper()
+	return probedNames(t, ProbeProvisionableRecyclableVolumePlugins, cfg)
+}
+
+func probedNames(t *testing.T, probe func(klog.Logger, persistentvolumeconfig.VolumeConfiguration) ([]volume.VolumePlugin, error), cfg persistentvolumeconfig.VolumeConfiguration) []string {
+	t.Helper()
 	logger, _ := ktesting.NewTestContext(t)
-	plugins, err := ProbeProvisionableRecyclableVolumePlugins(logger, cfg)
+	plugins, err := probe(logger, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,16 +64,7 @@ func TestBadRecyclerTemplateNamesTheFlag(t *testing.T) {
 func TestProbePersistentVolumePluginsIsKCMsFullSet(t *testing.T) {
 	// What KCM v1.38 gives its binder for the plugin_name label of its volume metrics: every
 	// controller plugin, those that cannot provision, delete or recycle included.
-	logger, _ := ktesting.NewTestContext(t)
-	plugins, err := ProbePersistentVolumePlugins(logger, persistentvolumeconfig.VolumeConfiguration{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range plugins {
-		got = append(got, p.GetPluginName())
-	}
-	slices.Sort(got)
+	got := probedNames(t, ProbePersistentVolumePlugins, persistentvolumeconfig.VolumeConfiguration{})
 	want := []string{"kubernetes.io/csi", "kubernetes.io/fc", "kubernetes.io/host-path", "kubernetes.io/iscsi", "kubernetes.io/nfs"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("plugins = %v, want %v", got, want)
