@@ -10,8 +10,14 @@ IMAGE="${IMAGE:?IMAGE (the reference in the tarball) must be set}"
 socket="$(hack/e2e/containerd.sh up | tail -1)"
 ctr=(ctr -a "${socket}" -n k8s.io)
 
-"${ctr[@]}" images import --all-platforms "${IMAGE_TAR}" >/dev/null
-"${ctr[@]}" images ls -q | grep -qx "${IMAGE}" || { echo "check-image.sh: ${IMAGE} not found after import" >&2; exit 1; }
+# A containerd just started once listed no image after an import that had succeeded (make dist,
+# 2026-12-04); the same import listed it at once when run again: import up to three times.
+for attempt in 1 2 3; do
+  "${ctr[@]}" images import --all-platforms "${IMAGE_TAR}" >/dev/null
+  "${ctr[@]}" images ls -q | grep -qx "${IMAGE}" && break
+  [[ ${attempt} -lt 3 ]] || { echo "check-image.sh: ${IMAGE} not found after import" >&2; exit 1; }
+  echo "check-image.sh: ${IMAGE} not listed after import ${attempt}, importing again" >&2
+done
 name="pvcm-verify-$$"
 out="$("${ctr[@]}" run --rm "${IMAGE}" "${name}" /usr/local/bin/pv-controller-manager --version 2>&1)" || {
   echo "check-image.sh: running the image failed: ${out}" >&2
