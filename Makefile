@@ -168,7 +168,7 @@ test-integration: $(RELEASE_GEN) ## Upstream's PV integration tests (+ ours) on 
 		go test $(GO_FLAGS) -count=1 -timeout 40m $(INTEGRATION_FLAGS) ./test/integration/...
 
 .PHONY: verify
-verify: ## Vendored copy matches upstream+patches, gofmt, go vet, go.mod tidy (another KUBE_VERSION: hack/verify/release-line.sh)
+verify: ## Vendored copy matches upstream+patches, gofmt, go vet, go.mod tidy, docs' links and wording (hack/verify; another KUBE_VERSION: hack/verify/release-line.sh)
 ifeq ($(GO_FLAGS),)
 	hack/verify/verify-all.sh
 else
