@@ -1,6 +1,7 @@
 package torture
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 // apiServer is the model of kube-apiserver the torture runs a binder against: one store with a
@@ -41,18 +43,54 @@ type apiServer struct {
 	observer func(e event)
 	// faults decides what goes wrong for a request of the binder's client; nil for the workload's.
 	faults *faultPlan
+	// protection: the StorageObjectInUseProtection admission plugin adds its finalizer to every
+	// claim and volume created (workload.Protection).
+	protection bool
 	// writes counts the binder's committed writes by "verb resource[/subresource]".
 	writes    map[string]int
 	lastWrite time.Time // the binder's last committed write
+	// events counts the events the binder created, by eventKey (a repeat of one is a patch of
+	// its count, not counted).
+	events map[string]int
 	// bursts counts the binder's write requests per object and observed version (the
 	// resourceVersion the update was based on), refused or not, that came less than
 	// hotLoopGap after the one before: a binder that writes one object again and again
 	// against the same version, with no back-off, is in a hot loop.
 	bursts   map[string]*writeBurst
 	hotLoops []hotLoop // one per object and version found in a hot loop
+	// binderSaw records, per resource, when the binder's informers got each newer
+	// resourceVersion (a list, or an event its watch delivered): the checker judges a bind
+	// against what the binder could have known.
+	binderSaw map[string][]sawMark
 	// stopBinder stops the binder found in a hot loop: no virtual time passes while it spins,
 	// so the run could not end otherwise. The run then settles and reports the finding.
 	stopBinder func()
+}
+
+type sawMark struct {
+	rv int64
+	at time.Time
+}
+
+// noteSeen records that the binder's informer of resource has seen everything up to rv.
+// Called with s.mu held.
+func (s *apiServer) noteSeen(resource string, rv int64) {
+	if s.binderSaw == nil {
+		s.binderSaw = map[string][]sawMark{}
+	}
+	marks := s.binderSaw[resource]
+	if len(marks) > 0 && marks[len(marks)-1].rv >= rv {
+		return
+	}
+	s.binderSaw[resource] = append(marks, sawMark{rv: rv, at: time.Now()})
+}
+
+// sawBefore tells whether the binder's informer of resource had seen rv before now (at an
+// earlier virtual instant, so that its handlers have run). Called with s.mu held.
+func (s *apiServer) sawBefore(resource string, rv int64) bool {
+	marks := s.binderSaw[resource]
+	i, _ := slices.BinarySearchFunc(marks, rv, func(m sawMark, rv int64) int { return cmp.Compare(m.rv, rv) })
+	return i < len(marks) && marks[i].at.Before(time.Now())
 }
 
 type hotLoop struct {
@@ -122,7 +160,18 @@ func newAPIServer() *apiServer {
 		objects:  map[string]map[string]runtime.Object{resPV: {}, resPVC: {}, resClass: {}, resPod: {}, resNode: {}},
 		watchers: map[*watcher]struct{}{},
 		writes:   map[string]int{},
+		events:   map[string]int{},
 	}
+}
+
+// eventKey names an event by what it is about: "Normal FailedBinding pvc ns1/c-2".
+func eventKey(ev *v1.Event) string {
+	o := ev.InvolvedObject
+	kind := map[string]string{"PersistentVolumeClaim": "pvc", "PersistentVolume": "pv"}[o.Kind]
+	if kind == "" {
+		kind = o.Kind
+	}
+	return fmt.Sprintf("%s %s %s %s", ev.Type, ev.Reason, kind, strings.Trim(o.Namespace+"/"+o.Name, "/"))
 }
 
 // client returns a clientset served by this model. binder marks the client whose requests the
@@ -169,8 +218,13 @@ func metaOf(obj runtime.Object) (metav1.Object, bool) {
 
 func (s *apiServer) react(action core.Action, binder bool) (bool, runtime.Object, error) {
 	resource := action.GetResource().Resource
-	if resource == "events" { // kept nowhere: the binder's events are not under test
+	if resource == "events" { // not stored; the binder's are counted by object, type and reason
 		if a, ok := action.(core.CreateAction); ok {
+			if ev, ok := a.GetObject().(*v1.Event); ok && binder && action.GetVerb() == "create" {
+				s.mu.Lock()
+				s.events[eventKey(ev)]++
+				s.mu.Unlock()
+			}
 			return true, a.GetObject(), nil
 		}
 		return true, &v1.Event{}, nil
@@ -230,6 +284,9 @@ func (s *apiServer) serve(action core.Action, verb, resource string, binder bool
 		}
 		return obj.DeepCopyObject(), nil
 	case "list":
+		if binder {
+			s.noteSeen(resource, s.rv)
+		}
 		return s.list(resource, action.GetNamespace())
 	case "update", "update/status":
 		return s.update(action.(core.UpdateAction).GetObject().DeepCopyObject(), verb, resource, gr, action.GetSubresource() == "status", binder)
@@ -246,7 +303,16 @@ func (s *apiServer) serve(action core.Action, verb, resource string, binder bool
 		m.SetUID(types.UID(fmt.Sprintf("uid-%d-%s", s.uids, m.GetName())))
 		m.SetCreationTimestamp(metav1.NewTime(time.Now()))
 		m.SetResourceVersion("")
+		m.SetDeletionTimestamp(nil)
 		defaultObject(obj)
+		if s.protection {
+			switch resource {
+			case resPV:
+				m.SetFinalizers(appendMissing(m.GetFinalizers(), finalizerPVProtection))
+			case resPVC:
+				m.SetFinalizers(appendMissing(m.GetFinalizers(), finalizerPVCProtection))
+			}
+		}
 		s.commit(watch.Added, resource, nil, obj, binder, verb)
 		return obj.DeepCopyObject(), nil
 	case "delete":
@@ -260,6 +326,21 @@ func (s *apiServer) serve(action core.Action, verb, resource string, binder bool
 			if pre.UID != nil && *pre.UID != om.GetUID() || pre.ResourceVersion != nil && *pre.ResourceVersion != om.GetResourceVersion() {
 				return nil, apierrors.NewConflict(gr, a.GetName(), fmt.Errorf("precondition failed"))
 			}
+		}
+		om, _ := metaOf(old)
+		if len(om.GetFinalizers()) > 0 {
+			// Finalizers hold it: the delete only marks it (graceful deletion with period 0, as
+			// for claims and volumes); it is gone once the last finalizer is removed.
+			if om.GetDeletionTimestamp() != nil {
+				return old.DeepCopyObject(), nil
+			}
+			obj := old.DeepCopyObject()
+			m, _ := metaOf(obj)
+			now := metav1.NewTime(time.Now())
+			m.SetDeletionTimestamp(&now)
+			m.SetDeletionGracePeriodSeconds(ptr.To[int64](0))
+			s.commit(watch.Modified, resource, old, obj, binder, verb)
+			return obj.DeepCopyObject(), nil
 		}
 		s.commit(watch.Deleted, resource, old, old.DeepCopyObject(), binder, verb)
 		return nil, nil
@@ -285,6 +366,20 @@ func (s *apiServer) update(obj runtime.Object, verb, resource string, gr schema.
 	}
 	m.SetUID(om.GetUID())
 	m.SetCreationTimestamp(om.GetCreationTimestamp())
+	// An update cannot set or clear the deletion mark, a status update cannot change the
+	// finalizers, and no finalizer may be added to an object being deleted.
+	m.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	if status {
+		m.SetFinalizers(om.GetFinalizers())
+	}
+	if om.GetDeletionTimestamp() != nil {
+		for _, f := range m.GetFinalizers() {
+			if !slices.Contains(om.GetFinalizers(), f) {
+				return nil, apierrors.NewInvalid(schema.GroupKind{Kind: kindOf(resource)}, m.GetName(), nil)
+			}
+		}
+	}
 	if err := prepareUpdate(obj, old, status); err != nil {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: kindOf(resource)}, m.GetName(), nil)
 	}
@@ -292,8 +387,20 @@ func (s *apiServer) update(obj runtime.Object, verb, resource string, gr schema.
 	if apiequality.Semantic.DeepEqual(obj, old) {
 		return old.DeepCopyObject(), nil // the apiserver writes nothing for a no-op update
 	}
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
+		// The last finalizer removed from an object being deleted: the update deletes it.
+		s.commit(watch.Deleted, resource, old, obj, binder, verb)
+		return obj.DeepCopyObject(), nil
+	}
 	s.commit(watch.Modified, resource, old, obj, binder, verb)
 	return obj.DeepCopyObject(), nil
+}
+
+func appendMissing(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 func kindOf(resource string) string {
@@ -442,6 +549,16 @@ func (s *apiServer) watch(action core.Action, binder bool) (watch.Interface, err
 		delete(s.watchers, w)
 		s.mu.Unlock()
 	})
+	if binder {
+		w.delivered = func(e watch.Event) {
+			if m, ok := metaOf(e.Object); ok {
+				rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+				s.mu.Lock()
+				s.noteSeen(resource, rv)
+				s.mu.Unlock()
+			}
+		}
+	}
 	if from != 0 {
 		for _, e := range s.history {
 			if e.RV > from && e.Resource == resource {
@@ -516,6 +633,8 @@ type watcher struct {
 	done     chan struct{}
 	once     sync.Once
 	onStop   func(*watcher)
+	// delivered is told of each event the watch's reader took (binder watches).
+	delivered func(watch.Event)
 }
 
 func newWatcher(resource string, binder bool, onStop func(*watcher)) *watcher {
@@ -556,6 +675,9 @@ func (w *watcher) pump() {
 		w.mu.Unlock()
 		select {
 		case w.result <- e:
+			if w.delivered != nil {
+				w.delivered(e)
+			}
 		case <-w.done:
 			return
 		}

@@ -21,6 +21,9 @@ type summary struct {
 	sameWrites [2]int
 	sameSeeds  int
 	moreWrites []string // those seeds where ours wrote more
+	// events on the same seeds: those where the arms' event kinds differ, and examples
+	eventSeeds   int
+	eventDiffers []string
 	// sharedLiveness counts ours' settled findings that upstream had identically.
 	sharedLiveness  int
 	sharedPlacement int
@@ -52,6 +55,8 @@ const (
 	outcomeContested         = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
 	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
 	outcomeNotCompared       = "not compared: an arm was stopped in a hot loop"
+	outcomeDeletingClaim     = "a claim being deleted (a pod still uses it): upstream bound it, ours starts no bind for it (its deletion came first, or upstream's violation)"
+	outcomeDeletedFirst      = "a pre-bound claim's PV deleted before ours bound it; upstream bound it first, and pv-protection holds it (timing)"
 	outcomeEarlierClaim      = "a re-created claim's PV Released (Retain) or Failed (Delete, no deleter) from its earlier namesake, which only ours had bound before its deletion: never bound to another claim"
 )
 
@@ -118,6 +123,10 @@ func (s *summary) add(o, u result) []string {
 		s.sameSeeds++
 		s.sameWrites[0] += o.writesTotal()
 		s.sameWrites[1] += u.writesTotal()
+		if d := diffEvents(o.Events, u.Events); d != "" {
+			s.eventSeeds++
+			s.eventDiffers = append(s.eventDiffers, fmt.Sprintf("seed %d: %s", o.Seed, d))
+		}
 		if o.writesTotal() > u.writesTotal() {
 			m := fmt.Sprintf("seed %d: ours %d (%v), upstream %d (%v)", o.Seed, o.writesTotal(), o.Writes, u.writesTotal(), u.Writes)
 			s.moreWrites = append(s.moreWrites, m)
@@ -138,7 +147,7 @@ func compareEnds(o, u result) (string, string) {
 		}
 		return outcomeVolumesDiffer, diffMaps(o.Volumes, u.Volumes)
 	}
-	var oursOnly, upOnly, contested, upstreamViolated, earlier []string
+	var oursOnly, upOnly, contested, upstreamViolated, earlier, deletedFirst, deleting []string
 	for k, ov := range o.Claims {
 		uv := u.Claims[k]
 		ob, ub := strings.HasPrefix(ov, "Bound"), strings.HasPrefix(uv, "Bound")
@@ -151,6 +160,10 @@ func compareEnds(o, u result) (string, string) {
 			// pre-bound claim whose PV is free. What remains is a PV that another claim took
 			// first: claims competing for one PV, bound in another order, or a claim Lost because
 			// the PV ours chose (upstream chose another) was deleted (legitimate).
+			if slices.Contains(o.Deleting, k) {
+				deleting = append(deleting, k)
+				continue
+			}
 			phase, x, _ := strings.Cut(ov, " ")
 			_, holder, _ := strings.Cut(o.Volumes[x], " ")
 			if x == "" || phase == "Lost" || holder != "" && holder != k {
@@ -171,6 +184,13 @@ func compareEnds(o, u result) (string, string) {
 				upstreamViolated = append(upstreamViolated, k)
 				continue
 			}
+			// The PV is gone in ours' end and lives on in upstream's: the user deleted it; upstream
+			// had bound it before, and pv-protection keeps a Bound volume. Ours' speed is judged
+			// where the PV stays (the settled liveness checks), not by this race.
+			if _, inOurs := o.Volumes[x]; !inOurs && strings.HasPrefix(u.Volumes[x], string(v1.VolumeBound)+" ") {
+				deletedFirst = append(deletedFirst, k)
+				continue
+			}
 			upOnly = append(upOnly, fmt.Sprintf("%s (ours %q, upstream %q; ours' %s: %q)", k, ov, uv, x, o.Volumes[x]))
 		}
 	}
@@ -184,10 +204,31 @@ func compareEnds(o, u result) (string, string) {
 		return outcomeContested, strings.Join(contested, ", ")
 	case len(earlier) > 0:
 		return outcomeEarlierClaim, strings.Join(earlier, ", ")
+	case len(deleting) > 0:
+		return outcomeDeletingClaim, strings.Join(deleting, ", ")
+	case len(deletedFirst) > 0:
+		return outcomeDeletedFirst, strings.Join(deletedFirst, ", ")
 	case len(oursOnly) > 0:
 		return outcomeOursMore, strings.Join(oursOnly, ", ")
 	}
 	return outcomeChoice, diffMaps(o.Claims, u.Claims)
+}
+
+// diffEvents names the kinds of event (type, reason, object) that one arm recorded and the
+// other did not.
+func diffEvents(o, u map[string]int) string {
+	var d []string
+	for _, k := range slices.Sorted(maps.Keys(u)) {
+		if o[k] == 0 {
+			d = append(d, "only upstream: "+k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		if u[k] == 0 {
+			d = append(d, "only ours: "+k)
+		}
+	}
+	return strings.Join(d, "; ")
 }
 
 func diffMaps(o, u map[string]string) string {
@@ -219,6 +260,10 @@ func (s *summary) String() string {
 	fmt.Fprintf(&b, "\nscheduler/binder placement findings shared with upstream (bug 20, not failed): %d", s.sharedPlacement)
 	for _, m := range s.moreWrites {
 		fmt.Fprintf(&b, "\nmore writes than upstream: %s", m)
+	}
+	fmt.Fprintf(&b, "\nof those, seeds whose kinds of event differ: %d", s.eventSeeds)
+	for _, m := range s.eventDiffers[:min(len(s.eventDiffers), 5)] {
+		fmt.Fprintf(&b, "\n  %s", m)
 	}
 	return b.String()
 }
@@ -252,6 +297,10 @@ func (s *summary) markdown(first uint64, took time.Duration) string {
 		fmt.Fprintf(&b, "| %s | %d |\n", k, s.outcomes[k])
 	}
 	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with the same phase changes: %d; binder writes ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1])
+	fmt.Fprintf(&b, "Of those, seeds where the kinds of event the binders recorded (type, reason, object) differ: %d.\n", s.eventSeeds)
+	for _, m := range s.eventDiffers[:min(len(s.eventDiffers), 10)] {
+		fmt.Fprintf(&b, "- %s\n", m)
+	}
 	return b.String()
 }
 

@@ -118,3 +118,48 @@ func TestMoreWritesForTheSameWorkFail(t *testing.T) {
 		t.Errorf("another volume bound: writes compared anyway: %v", fails)
 	}
 }
+
+// Seed 56 with protection (2026-12-04): ns2/c-10 pre-bound to pv-14; the user deleted pv-14.
+// Upstream had bound it just before, so pv-protection holds it Bound; ours had not, so pv-14 went
+// as soon as it was deleted and the claim waits for it. A race of the deletion, not a failure;
+// the same end with pv-14 still there and free would be one.
+func TestCompareEndsPreboundVolumeDeletedBeforeOursBoundIt(t *testing.T) {
+	ours := result{
+		Claims:  map[string]string{"ns2/c-10": "Pending pv-14"},
+		Volumes: map[string]string{},
+	}
+	upstream := result{
+		Claims:  map[string]string{"ns2/c-10": "Bound pv-14"},
+		Volumes: map[string]string{"pv-14": "Bound ns2/c-10"},
+	}
+	if got, detail := compareEnds(ours, upstream); got != outcomeDeletedFirst {
+		t.Errorf("pv-14 deleted: outcome %q (%s), want %q", got, detail, outcomeDeletedFirst)
+	}
+	ours.Volumes["pv-14"] = "Available "
+	if got, _ := compareEnds(ours, upstream); got != outcomeUpstreamMore {
+		t.Errorf("pv-14 free and the claim Pending: outcome %q, want %q (a failure)", got, outcomeUpstreamMore)
+	}
+}
+
+// Seed 348 with protection (2026-12-04): ns1/c-5, used by a pod, was deleted and lingers. Upstream
+// had bound it; ours, behind the faults, had not when the deletion came, and starts no bind for a
+// claim being deleted. The same end with the claim not being deleted is not excused so (the
+// settled liveness check fails it: a free PV fits a Pending claim).
+func TestCompareEndsClaimBeingDeletedLeftPending(t *testing.T) {
+	ours := result{
+		Claims:   map[string]string{"ns1/c-5": "Pending"},
+		Volumes:  map[string]string{"pv-1": "Available "},
+		Deleting: []string{"ns1/c-5"},
+	}
+	upstream := result{
+		Claims:  map[string]string{"ns1/c-5": "Bound pv-1"},
+		Volumes: map[string]string{"pv-1": "Bound ns1/c-5"},
+	}
+	if got, detail := compareEnds(ours, upstream); got != outcomeDeletingClaim {
+		t.Errorf("claim being deleted: outcome %q (%s), want %q", got, detail, outcomeDeletingClaim)
+	}
+	ours.Deleting = nil
+	if got, _ := compareEnds(ours, upstream); got == outcomeDeletingClaim {
+		t.Errorf("claim not being deleted: outcome %q", got)
+	}
+}

@@ -39,6 +39,9 @@ const (
 	ruleBoundLost          = "a Bound claim lost a volume that still names it"
 	ruleBoundTakenAway     = "a Bound volume's claimRef changed while its claim is Bound to it"
 	ruleVolumeNameChanged  = "a claim's spec.volumeName changed"
+	ruleDeletingClaimBound = "a claim being deleted newly bound"
+	ruleDeletingPVBound    = "a volume being deleted newly bound"
+	ruleReleasedEarly      = "a volume Released while its claim exists"
 	ruleHotLoop            = "a hot loop: one object written again and again against the same version, without back-off"
 	ruleSettledFreeFits    = "liveness: a Pending claim that a free PV fits"
 	ruleSettledPrebound    = "liveness: a pre-bound claim Pending though its PV is free and fits"
@@ -47,6 +50,7 @@ const (
 	ruleSettledHalfBound   = "settled: claim and volume disagree"
 	ruleSettledPVPending   = "settled: a volume still Pending"
 	ruleSettledLostMissing = "settled: a claim Bound to a missing PV"
+	ruleSettledOrphan      = "settled: a volume Bound to a claim that does not exist"
 )
 
 // checker follows every committed change of one arm's run and checks the safety invariants
@@ -73,6 +77,25 @@ type checker struct {
 	// bindPairs counts the binds by "namespace/name -> volume name": two runs that bound the same
 	// claims to the same volumes made the same choices, and only then are their writes compared.
 	bindPairs map[string]int
+	// deletedAt: the resourceVersion at which an object (by UID) was marked for deletion.
+	deletedAt map[types.UID]int64
+	// sawBefore tells whether the binder's informer of a resource had delivered a resourceVersion
+	// at an earlier instant (apiServer.sawBefore); nil: it always had.
+	sawBefore func(resource string, rv int64) bool
+}
+
+func (c *checker) binderKnew(resource string, rv int64) bool {
+	return c.sawBefore == nil || c.sawBefore(resource, rv)
+}
+
+// noteDeletion records when an object was marked for deletion.
+func (c *checker) noteDeletion(e event, old, obj metav1.Object) {
+	if old.GetDeletionTimestamp() == nil && obj.GetDeletionTimestamp() != nil {
+		if c.deletedAt == nil {
+			c.deletedAt = map[types.UID]int64{}
+		}
+		c.deletedAt[obj.GetUID()] = e.RV
+	}
 }
 
 func newChecker() *checker {
@@ -148,6 +171,7 @@ func (c *checker) observeVolume(e event, byUser bool) {
 	}
 	old := e.Old.(*v1.PersistentVolume)
 	c.pvs[pv.Name] = pv
+	c.noteDeletion(e, old, pv)
 	if byUser {
 		// An operator's or kube-scheduler's claimRef is the user's word from now on.
 		if refKey(old.Spec.ClaimRef) != refKey(pv.Spec.ClaimRef) {
@@ -168,6 +192,27 @@ func (c *checker) observeVolume(e event, byUser bool) {
 			if err := fitsRebind(pv, claim); err != nil {
 				c.fail(e.RV, ruleLostRebound, "%s (%s) on %s: %v", claimKey(claim), claim.Status.Phase, pv.Name, err)
 			}
+		}
+	}
+	// Deletion: nothing that is being deleted starts a bind (the claim could not be used: the
+	// scheduler and the kubelet refuse a claim being deleted; the volume would be gone once
+	// unbound), and a volume is Released only once its claim is gone, not while the claim
+	// lingers with a deletionTimestamp (held by pvc-protection while a pod uses it).
+	// Judged against what the binder could know: a bind made from an informer that had not yet
+	// delivered the deletion is a stale-cache race no binder can close without a read per bind.
+	if u := refUID(pv); u != "" && u != refUID(old) {
+		if claim := c.byUID[u]; claim != nil && claim.DeletionTimestamp != nil && c.binderKnew(resPVC, c.deletedAt[u]) {
+			c.fail(e.RV, ruleDeletingClaimBound, "%s (%s) given %s while being deleted", claimKey(claim), u, pv.Name)
+		}
+		if old.DeletionTimestamp != nil && c.binderKnew(resPV, c.deletedAt[pv.UID]) {
+			c.fail(e.RV, ruleDeletingPVBound, "%s given to %s (%s) while being deleted", pv.Name, refKey(pv.Spec.ClaimRef), u)
+		}
+	}
+	if old.Status.Phase != v1.VolumeReleased && pv.Status.Phase == v1.VolumeReleased {
+		// Released from a claim that still uses it (its spec.volumeName names it); a volume whose
+		// claim went to another volume is Released rightly while that claim lives on.
+		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
+			c.fail(e.RV, ruleReleasedEarly, "%s Released from %s (%s), which exists (deleting: %t)", pv.Name, claimKey(claim), claim.UID, claim.DeletionTimestamp != nil)
 		}
 	}
 	if want, ok := c.userReserved[pv.UID]; ok && pv.Spec.ClaimRef != nil && refKey(pv.Spec.ClaimRef) != want {
@@ -214,6 +259,7 @@ func (c *checker) observeClaim(e event) {
 	old := e.Old.(*v1.PersistentVolumeClaim)
 	c.claims[k] = claim
 	c.byUID[claim.UID] = claim
+	c.noteDeletion(e, old, claim)
 	if old.Spec.VolumeName != "" && old.Spec.VolumeName != claim.Spec.VolumeName {
 		c.fail(e.RV, ruleVolumeNameChanged, "%s: %q -> %q", k, old.Spec.VolumeName, claim.Spec.VolumeName)
 	}
@@ -415,8 +461,15 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 		claimByKey[claimKey(claim)] = claim
 	}
 	boundFor := map[types.UID]string{}
+	claimUIDs := map[types.UID]bool{}
+	for _, claim := range claims {
+		claimUIDs[claim.UID] = true
+	}
 	for _, pv := range pvs {
 		if pv.Status.Phase == v1.VolumeBound {
+			if refUID(pv) != "" && !claimUIDs[refUID(pv)] {
+				c.fail(0, ruleSettledOrphan, "%s is Bound to %s (%s)", pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
+			}
 			if refUID(pv) == "" {
 				c.fail(0, ruleBoundWithoutRef, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
 			} else if other, ok := boundFor[refUID(pv)]; ok {
@@ -440,7 +493,7 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 		return ptr.Deref(claim.Spec.StorageClassName, "") == classLocal
 	}
 	usable := func(pv *v1.PersistentVolume) bool {
-		return pv.Status.Phase == v1.VolumeAvailable || pv.Status.Phase == v1.VolumePending
+		return pv.DeletionTimestamp == nil && (pv.Status.Phase == v1.VolumeAvailable || pv.Status.Phase == v1.VolumePending)
 	}
 	for _, claim := range claims {
 		k := claimKey(claim)
@@ -454,8 +507,8 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 			}
 			continue
 		}
-		if claim.Status.Phase != v1.ClaimPending {
-			continue
+		if claim.Status.Phase != v1.ClaimPending || claim.DeletionTimestamp != nil {
+			continue // a claim being deleted (a pod still uses it) is not to be bound
 		}
 		if x := claim.Spec.VolumeName; x != "" {
 			pv := pvByName[x]
@@ -483,7 +536,7 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 			}
 		}
 		for _, pv := range pvs {
-			if pv.Spec.ClaimRef == nil && pv.Status.Phase == v1.VolumeAvailable && c.fitsMatched(pv, claim) == nil {
+			if pv.Spec.ClaimRef == nil && usable(pv) && pv.Status.Phase == v1.VolumeAvailable && c.fitsMatched(pv, claim) == nil {
 				c.fail(0, ruleSettledFreeFits, "%s Pending; %s", k, describePV(pv))
 				break
 			}

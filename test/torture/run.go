@@ -30,6 +30,8 @@ type result struct {
 	Violations []violation       `json:"violations,omitempty"`
 	Claims     map[string]string `json:"claims"`  // namespace/name -> "Bound pv-3", "Pending", ...
 	Volumes    map[string]string `json:"volumes"` // name -> "Bound ns1/c-2", "Released ns1/c-2", "Available", ...
+	// Deleting names the claims still being deleted at the end (a pod uses them).
+	Deleting []string `json:"deleting,omitempty"`
 	Writes     map[string]int    `json:"writes"`  // the binder's committed writes by verb and resource
 	Injected   map[string]int    `json:"injected"`
 	Binds      int               `json:"binds"`
@@ -37,6 +39,8 @@ type result struct {
 	Transitions map[string]int `json:"transitions"`
 	// BindPairs counts the binds by "namespace/name -> volume name".
 	BindPairs map[string]int `json:"bindPairs"`
+	// Events counts the binder's events by object, type and reason (apiServer.events).
+	Events map[string]int `json:"events,omitempty"`
 	// Settle is the virtual time from the last operation to the binder's last write.
 	Settle time.Duration `json:"settle"`
 	Error  string        `json:"error,omitempty"`
@@ -74,6 +78,7 @@ func runArm(arm string, w workload) (res result) {
 		chk.trace = func(e event) { fmt.Fprintf(os.Stderr, "%s %s\n", arm, traceLine(e, chk.start)) }
 	}
 	s.observer = chk.observe
+	chk.sawBefore = s.sawBefore
 	user := s.client(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -93,6 +98,7 @@ func runArm(arm string, w workload) (res result) {
 	binder := s.client(true)
 	s.mu.Lock()
 	s.faults = newFaultPlan(w.Seed, w.Faults)
+	s.protection = w.Protection
 	s.mu.Unlock()
 	factory := informers.NewSharedInformerFactory(binder, 0)
 	ctrl, err := startArm(ctx, arm, binder, factory)
@@ -176,9 +182,25 @@ func runArm(arm string, w workload) (res result) {
 		}
 	}()
 
-	for _, o := range w.Ops {
+	protDone := make(chan struct{})
+	go func() {
+		defer close(protDone)
+		if !w.Protection {
+			return
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(protectionPeriod):
+			}
+			protect(ctx, s, user)
+		}
+	}()
+
+	for i, o := range w.Ops {
 		time.Sleep(o.After)
-		apply(ctx, s, user, o)
+		apply(ctx, s, user, o, i)
 	}
 	lastOp := time.Now()
 	<-faultsDone
@@ -215,10 +237,17 @@ func runArm(arm string, w workload) (res result) {
 	res.BindPairs = maps.Clone(chk.bindPairs)
 	res.Injected = s.faults.countsCopy()
 	res.Writes = maps.Clone(s.writes)
+	res.Events = maps.Clone(s.events)
 	s.mu.Unlock()
 	res.Claims, res.Volumes = endState(pvs, pvcs)
+	for _, c := range pvcs {
+		if c.DeletionTimestamp != nil {
+			res.Deleting = append(res.Deleting, claimKey(c))
+		}
+	}
 	cancel()
 	<-provDone
+	<-protDone
 	return res
 }
 
@@ -235,7 +264,7 @@ func endState(pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) (map
 
 // apply performs one operation as its actor would; an operation that no longer applies (the
 // object is gone, or in another state) does nothing, as a user's kubectl would fail.
-func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op) {
+func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op, i int) {
 	switch o.Kind {
 	case opCreatePV, opStaleUID:
 		_, _ = c.CoreV1().PersistentVolumes().Create(ctx, o.PV, metav1.CreateOptions{})
@@ -271,6 +300,25 @@ func apply(ctx context.Context, s *apiServer, c kubernetes.Interface, o op) {
 		_, _ = c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
 	case opSchedule:
 		schedule(ctx, s, c, o.Target)
+	case opStartPod:
+		ns, name, _ := strings.Cut(o.Target, "/")
+		pod := &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-pod-%d", name, i)},
+			Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+				PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: name}}}}},
+		}
+		_, _ = c.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	case opStopPod:
+		ns, name, _ := strings.Cut(o.Target, "/")
+		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return
+		}
+		for _, pod := range pods.Items {
+			if podUses(&pod, name) {
+				_ = c.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{})
+			}
+		}
 	default:
 		panic(fmt.Sprintf("unknown op %q", o.Kind))
 	}
@@ -329,6 +377,41 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 		_, _ = c.CoreV1().PersistentVolumeClaims(ns).Update(ctx, claim, metav1.UpdateOptions{})
 		return
 	}
+}
+
+// protectionPeriod: how often the model's protection controllers look (KCM's react to events
+// within milliseconds when idle, later under load).
+const protectionPeriod = 500 * time.Millisecond
+
+// protect plays KCM's pvc-protection and pv-protection controllers for objects being deleted:
+// a claim's finalizer goes once no pod uses the claim, a volume's once it is not Bound
+// (upstream's pv-protection: "the PV is being used" while its phase is Bound).
+func protect(ctx context.Context, s *apiServer, c kubernetes.Interface) {
+	pvs, claims := s.snapshot()
+	for _, claim := range claims {
+		if claim.DeletionTimestamp == nil || !slices.Contains(claim.Finalizers, finalizerPVCProtection) {
+			continue
+		}
+		pods, err := c.CoreV1().Pods(claim.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil || slices.ContainsFunc(pods.Items, func(p v1.Pod) bool { return podUses(&p, claim.Name) }) {
+			continue
+		}
+		claim.Finalizers = slices.DeleteFunc(claim.Finalizers, func(f string) bool { return f == finalizerPVCProtection })
+		_, _ = c.CoreV1().PersistentVolumeClaims(claim.Namespace).Update(ctx, claim, metav1.UpdateOptions{})
+	}
+	for _, pv := range pvs {
+		if pv.DeletionTimestamp == nil || !slices.Contains(pv.Finalizers, finalizerPVProtection) || pv.Status.Phase == v1.VolumeBound {
+			continue
+		}
+		pv.Finalizers = slices.DeleteFunc(pv.Finalizers, func(f string) bool { return f == finalizerPVProtection })
+		_, _ = c.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	}
+}
+
+func podUses(pod *v1.Pod, claimName string) bool {
+	return slices.ContainsFunc(pod.Spec.Volumes, func(v v1.Volume) bool {
+		return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claimName
+	})
 }
 
 // provisioner plays an external provisioner: a PV for each claim the binder handed to it, and

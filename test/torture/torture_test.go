@@ -239,7 +239,7 @@ func replayCommand(seed uint64) string {
 // replay runs one seed in this process, ours first with its logs, then upstream in a child.
 func replay(t *testing.T, seed uint64) {
 	w := generate(seed)
-	t.Logf("seed %d, faults %s, %d operations:", seed, w.Faults, len(w.Ops))
+	t.Logf("seed %d, faults %s, protection %t, %d operations:", seed, w.Faults, w.Protection, len(w.Ops))
 	for i, o := range w.Ops {
 		t.Logf("  %3d %s", i, o)
 	}
@@ -274,28 +274,33 @@ func replay(t *testing.T, seed uint64) {
 // regressions are the seeds that found bugs (docs/maintainers/torture.md, "Bugs found"). The arms' schedules
 // are not reproducible (the binder's workers race), so each seed runs several times; each of
 // these broke an invariant in at least one of a few runs before its fix.
+// regressions: seeds that found a bug, each failing before its fix. Seeds found before the model
+// had the storage-object-in-use protection replay without it (TORTURE_PROTECTION=off), the
+// workload they were found with; protected marks a seed found with it.
 var regressions = []struct {
-	seed uint64
-	bug  string
+	seed      uint64
+	bug       string
+	protected bool
 }{
-	{1016, "patch 0011: a claimRef write without answer; patch 0012: the claim's own volume in a wider access-mode group"},
-	{1902, "patch 0012 (two volumes reserving one claim)"},
-	{2260, "patch 0012: among two volumes reserving one claim, a retry bound the other one"},
-	{2095, "patch 0014: a stale claim's retry wrote Bound on the volume Released from it"},
-	{39, "patch 0013: a Lost claim bound again to a re-created Block volume"},
-	{116, "patch 0013: a Lost claim bound again to a re-created volume of other access modes"},
-	{1151, "patch 0013: a Lost claim bound again to a smaller re-created volume"},
-	{1694, "patch 0003: a Bound claim whose re-created volume names another claim"},
-	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4"},
-	{1796232412453794510, "patch 0017 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim"},
-	{1796230759831335717, "patch 0014: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)"},
-	{5237, "patch 0015: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0017 (first draft): a RWO claim bound to the RWOP volume offered to it"},
-	{1796299422631506327, "patch 0020: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)"},
-	{1796237723973664645, "patch 0020: the same path (torture bug 16, both arms: a claim Bound to a re-created PV reserving another claim; 4 of 4 replays before the fix)"},
-	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)"},
-	{1796299422631514156, "patch 0003 (its version check) and 0021: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)"},
-	{1796233121677576072, "patch 0003 (its version check) and 0021: the same hot loop (torture bug 14; 10 of 40 replays hung before)"},
-	{1796362331656849586, "patch 0003 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)"},
+	{1016, "patch 0011: a claimRef write without answer; patch 0012: the claim's own volume in a wider access-mode group", false},
+	{1902, "patch 0012 (two volumes reserving one claim)", false},
+	{2260, "patch 0012: among two volumes reserving one claim, a retry bound the other one", false},
+	{2095, "patch 0014: a stale claim's retry wrote Bound on the volume Released from it", false},
+	{39, "patch 0013: a Lost claim bound again to a re-created Block volume", false},
+	{116, "patch 0013: a Lost claim bound again to a re-created volume of other access modes", false},
+	{1151, "patch 0013: a Lost claim bound again to a smaller re-created volume", false},
+	{1694, "patch 0003: a Bound claim whose re-created volume names another claim", false},
+	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4", false},
+	{1796232412453794510, "patch 0017 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim", false},
+	{1796230759831335717, "patch 0014: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)", false},
+	{5237, "patch 0015: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0017 (first draft): a RWO claim bound to the RWOP volume offered to it", false},
+	{1796299422631506327, "patch 0020: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)", false},
+	{1796237723973664645, "patch 0020: the same path (torture bug 16, both arms: a claim Bound to a re-created PV reserving another claim; 4 of 4 replays before the fix)", false},
+	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)", false},
+	{1796299422631514156, "patch 0003 (its version check) and 0021: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)", false},
+	{1796233121677576072, "patch 0003 (its version check) and 0021: the same hot loop (torture bug 14; 10 of 40 replays hung before)", false},
+	{1796362331656849586, "patch 0003 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)", false},
+	{484, "patch 0022: a claim being deleted (a pod uses it) bound by the matcher, and with the patch's first version bound to another volume than the one reserving it by UID (6 of 6 replays failed before)", true},
 }
 
 func TestTortureRegressions(t *testing.T) {
@@ -311,9 +316,15 @@ func TestTortureRegressions(t *testing.T) {
 	for _, r := range regressions {
 		for i := range runs {
 			var res result
-			synctest.Test(t, func(t *testing.T) { res = runArm(armOurs, generate(r.seed)) })
+			w, replay := generate(r.seed), "TORTURE_PROTECTION=off "+replayCommand(r.seed)
+			if !r.protected {
+				w = w.withoutProtection()
+			} else {
+				replay = "TORTURE_PROTECTION=on " + replayCommand(r.seed)
+			}
+			synctest.Test(t, func(t *testing.T) { res = runArm(armOurs, w) })
 			for _, v := range res.Violations {
-				t.Errorf("seed %d (run %d; %s): %s\n  replay: %s", r.seed, i+1, r.bug, v, replayCommand(r.seed))
+				t.Errorf("seed %d (run %d; %s): %s\n  replay: %s", r.seed, i+1, r.bug, v, replay)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package torture
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +47,17 @@ const (
 	opSchedule    = "schedule"      // a pod using a WaitForFirstConsumer claim is scheduled
 	opReserveUID  = "reserve-uid"   // create-pv whose claimRef carries the UID of the claim as it is then
 	opStaleUID    = "reserve-stale" // create-pv whose claimRef carries a UID no claim has
+	opStartPod    = "start-pod"     // a pod that uses a claim is created (pvc-protection keeps a claim it uses)
+	opStopPod     = "stop-pod"      // the pods that use a claim are deleted
+)
+
+// Finalizers of the storage-object-in-use protection: the StorageObjectInUseProtection admission
+// plugin adds them to every claim and volume created; KCM's pvc-protection and pv-protection
+// controllers remove them once a deleted object is no longer used (a claim by a pod, a volume by
+// a Bound claim), and only then is the object gone.
+const (
+	finalizerPVCProtection = "kubernetes.io/pvc-protection"
+	finalizerPVProtection  = "kubernetes.io/pv-protection"
 )
 
 type op struct {
@@ -97,7 +110,20 @@ func describeClaim(c *v1.PersistentVolumeClaim) string {
 type workload struct {
 	Seed   uint64
 	Faults faultConfig
-	Ops    []op
+	// Protection: the cluster runs the storage-object-in-use protection, as every real cluster
+	// does (admission adds the finalizers, KCM's protection controllers remove them): a deleted
+	// claim or volume lingers with a deletionTimestamp while it is used. Without it (an operator
+	// who removed the finalizers by hand, and every seed recorded before the model had them) a
+	// deleted object is gone at once.
+	Protection bool
+	Ops        []op
+}
+
+// withoutProtection is w as the model drew it before it had protection: no finalizers, no pods.
+func (w workload) withoutProtection() workload {
+	w.Protection = false
+	w.Ops = slices.DeleteFunc(slices.Clone(w.Ops), func(o op) bool { return o.Kind == opStartPod || o.Kind == opStopPod })
+	return w
 }
 
 func classes() []*storagev1.StorageClass {
@@ -194,6 +220,29 @@ func generate(seed uint64) workload {
 		}
 		o.After = delay()
 		w.Ops = append(w.Ops, o)
+	}
+	// Protection and pods come from a stream of their own, so that the operations above stay
+	// what each seed drew before the model had them; pods start and stop between them at no
+	// extra time.
+	r2 := rand.New(rand.NewPCG(seed, 0x70726f74656374))
+	w.Protection = r2.IntN(4) > 0
+	switch os.Getenv("TORTURE_PROTECTION") {
+	case "off":
+		w.Protection = false
+	case "on":
+		w.Protection = true
+	}
+	if !w.Protection {
+		return w
+	}
+	for range r2.IntN(nClaim + 1) {
+		target := claimNames[r2.IntN(len(claimNames))]
+		at := r2.IntN(len(w.Ops) + 1)
+		w.Ops = slices.Insert(w.Ops, at, op{Kind: opStartPod, Target: target})
+		if r2.IntN(2) == 0 {
+			stop := at + 1 + r2.IntN(len(w.Ops)-at)
+			w.Ops = slices.Insert(w.Ops, stop, op{Kind: opStopPod, Target: target})
+		}
 	}
 	return w
 }

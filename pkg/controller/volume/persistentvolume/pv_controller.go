@@ -363,6 +363,12 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 	// This is a new PVC that has not completed binding
 	// OBSERVATION: pvc is "Pending"
 	logger := klog.FromContext(ctx)
+	if claim.DeletionTimestamp != nil {
+		if started, err := ctrl.bindStartedForClaim(logger, claim); err != nil || !started {
+			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, the claim is being deleted: no new bind", "PVC", klog.KObj(claim))
+			return err
+		}
+	}
 	if claim.Spec.VolumeName == "" {
 		// User did not care which PV they get.
 		delayBinding, err := storagehelpers.IsDelayBindingMode(claim, ctrl.classLister)
@@ -372,6 +378,10 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 
 		// [Unit test set 1]
 		volume, err := ctrl.matchClaim(ctx, claim, delayBinding)
+		if volume != nil && !mayBindClaim(volume, claim) {
+			logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, the claim is being deleted: no new bind", "PVC", klog.KObj(claim), "volumeName", volume.Name)
+			return nil
+		}
 		newVolumeFits := false
 		if volume == nil {
 			newVolumeFits = ctrl.wakeVolumesInGrace(ctx, claim)
