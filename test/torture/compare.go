@@ -31,6 +31,8 @@ type summary struct {
 
 type armSummary struct {
 	binds, writes int
+	excess        int64 // capacity beyond requests at the end, summed over seeds
+	pending       int   // claims left Pending at the end, summed over seeds
 	violations    map[string]int
 	firstSeed     map[string]uint64 // rule -> first seed that broke it
 	injected      map[string]int
@@ -68,6 +70,8 @@ func (s *summary) add(o, u result) []string {
 		a := s.arms[r.Arm]
 		a.binds += r.Binds
 		a.writes += r.writesTotal()
+		a.excess += r.Excess
+		a.pending += r.Pending
 		a.settles = append(a.settles, r.Settle)
 		for k, v := range r.Injected {
 			a.injected[k] += v
@@ -245,8 +249,8 @@ func (s *summary) String() string {
 	var b strings.Builder
 	for _, arm := range []string{armOurs, armUpstream} {
 		a := s.arms[arm]
-		fmt.Fprintf(&b, "%-8s binds %d, writes %d, settle p50 %s max %s, violations %d\n", arm, a.binds, a.writes,
-			percentile(a.settles, 0.5), percentile(a.settles, 1), total(a.violations))
+		fmt.Fprintf(&b, "%-8s binds %d, writes %d, settle p50 %s max %s, capacity beyond requests %.1f GiB, claims left Pending %d, violations %d\n", arm, a.binds, a.writes,
+			percentile(a.settles, 0.5), percentile(a.settles, 1), gib(a.excess), a.pending, total(a.violations))
 		for _, rule := range slices.Sorted(maps.Keys(a.violations)) {
 			fmt.Fprintf(&b, "           %d x %s (first: seed %d)\n", a.violations[rule], rule, a.firstSeed[rule])
 		}
@@ -276,6 +280,8 @@ func (s *summary) markdown(first uint64, took time.Duration) string {
 	fmt.Fprintf(&b, "| claims bound | %d | %d |\n| binder writes | %d | %d |\n", o.binds, u.binds, o.writes, u.writes)
 	fmt.Fprintf(&b, "| settle after the last operation, p50 / max (virtual) | %s / %s | %s / %s |\n",
 		percentile(o.settles, 0.5), percentile(o.settles, 1), percentile(u.settles, 0.5), percentile(u.settles, 1))
+	fmt.Fprintf(&b, "| capacity Bound beyond the claims' requests, at the end | %.1f GiB | %.1f GiB |\n", gib(o.excess), gib(u.excess))
+	fmt.Fprintf(&b, "| claims left Pending at the end (not being deleted) | %d | %d |\n", o.pending, u.pending)
 	fmt.Fprintf(&b, "| invariant violations | %d | %d |\n\n", total(o.violations), total(u.violations))
 	for _, arm := range []string{armOurs, armUpstream} {
 		a := s.arms[arm]
@@ -303,6 +309,8 @@ func (s *summary) markdown(first uint64, took time.Duration) string {
 	}
 	return b.String()
 }
+
+func gib(bytes int64) float64 { return float64(bytes) / (1 << 30) }
 
 func total(m map[string]int) int {
 	n := 0

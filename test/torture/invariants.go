@@ -185,6 +185,9 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		return
 	}
 	if refUID(old) == "" && refUID(pv) != "" {
+		if claim := c.byUID[refUID(pv)]; claim != nil {
+			c.checkChoice(e.RV, old, claim)
+		}
 		// The binder gave a volume that named no claim to a claim already Bound to (or Lost
 		// from) a volume of that name: a re-created volume, or a cache behind the API.
 		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name &&

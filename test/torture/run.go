@@ -31,14 +31,18 @@ type result struct {
 	Claims     map[string]string `json:"claims"`  // namespace/name -> "Bound pv-3", "Pending", ...
 	Volumes    map[string]string `json:"volumes"` // name -> "Bound ns1/c-2", "Released ns1/c-2", "Available", ...
 	// Deleting names the claims still being deleted at the end (a pod uses them).
-	Deleting []string `json:"deleting,omitempty"`
-	Writes     map[string]int    `json:"writes"`  // the binder's committed writes by verb and resource
-	Injected   map[string]int    `json:"injected"`
-	Binds      int               `json:"binds"`
+	Deleting []string       `json:"deleting,omitempty"`
+	Writes   map[string]int `json:"writes"` // the binder's committed writes by verb and resource
+	Injected map[string]int `json:"injected"`
+	Binds    int            `json:"binds"`
 	// Transitions counts the binder's phase changes, by kind and phase.
 	Transitions map[string]int `json:"transitions"`
 	// BindPairs counts the binds by "namespace/name -> volume name".
 	BindPairs map[string]int `json:"bindPairs"`
+	// Excess is the capacity, in bytes, that Bound volumes give beyond their claims' requests at
+	// the end; Pending the claims left Pending then (not being deleted).
+	Excess  int64 `json:"excess"`
+	Pending int   `json:"pending"`
 	// Events counts the binder's events by object, type and reason (apiServer.events).
 	Events map[string]int `json:"events,omitempty"`
 	// Settle is the virtual time from the last operation to the binder's last write.
@@ -240,6 +244,8 @@ func runArm(arm string, w workload) (res result) {
 	res.Events = maps.Clone(s.events)
 	s.mu.Unlock()
 	res.Claims, res.Volumes = endState(pvs, pvcs)
+	extra, pending := excess(pvs, pvcs)
+	res.Excess, res.Pending = extra.Value(), pending
 	for _, c := range pvcs {
 		if c.DeletionTimestamp != nil {
 			res.Deleting = append(res.Deleting, claimKey(c))

@@ -1,0 +1,160 @@
+package torture
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// ruleWorseChoice: where upstream's rules give one answer, a matched claim gets that volume.
+const ruleWorseChoice = "choice: a matched claim given another volume where upstream's choice is unique"
+
+// checkChoice judges a matched bind (the binder writing claim's UID into the claimRef of a
+// volume that named no claim, for a claim without spec.volumeName) against upstream's own rules,
+// FindMatchingVolume's: among the free Available volumes that fit the claim (class, size,
+// volume mode, access modes, selector: fitsMatched), the access-mode groups are tried from the fewest modes
+// up, and the first group with a fit gives its smallest volume. That choice is unique when one
+// group of the fewest modes has fits and one volume in it is the smallest; it is judged only
+// when no other Pending claim fits that volume (a competitor may rightly take it first) and the
+// binder's informers had delivered every volume involved at an earlier instant. A volume not
+// Available yet (a new volume ours offers from Pending, patch 0017) is no worse when upstream's
+// order (fewer access modes, then smaller) puts it no later than upstream's choice.
+func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
+	if claim.Spec.VolumeName != "" || claim.DeletionTimestamp != nil || ptr.Deref(claim.Spec.StorageClassName, "") == classLocal ||
+		claim.Status.Phase != v1.ClaimPending {
+		return
+	}
+	if _, ok := c.userReserved[chosenBefore.UID]; ok {
+		return
+	}
+	for _, pv := range c.pvs { // a volume reserving the claim is upstream's choice whatever its size
+		if refKey(pv.Spec.ClaimRef) == claimKey(claim) && pv.Name != chosenBefore.Name {
+			return
+		}
+	}
+	var fits []*v1.PersistentVolume
+	for _, name := range c.sortedPVs() {
+		pv := c.pvs[name]
+		if name == chosenBefore.Name {
+			pv = chosenBefore
+		}
+		if pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil || pv.Status.Phase != v1.VolumeAvailable || c.fitsMatched(pv, claim) != nil {
+			continue
+		}
+		if !c.binderKnew(resPV, rvOf(pv)) {
+			return // the binder's cache may not show this volume as it is: not judged
+		}
+		fits = append(fits, pv)
+	}
+	best, unique := upstreamChoice(fits)
+	if best == nil || !unique || best.Name == chosenBefore.Name {
+		return
+	}
+	for _, other := range c.claims {
+		if other.UID == claim.UID || other.Status.Phase != v1.ClaimPending || other.DeletionTimestamp != nil {
+			continue
+		}
+		if other.Spec.VolumeName == best.Name || other.Spec.VolumeName == "" && c.fitsMatched(best, other) == nil {
+			return // a competitor: it may rightly take that volume first
+		}
+	}
+	if chosenBefore.Status.Phase != v1.VolumeAvailable && upstreamOrder(chosenBefore, best) <= 0 {
+		return
+	}
+	c.fail(rv, ruleWorseChoice, "%s (%s, %v) given %s (%s, %v, %s); upstream's rules give %s (%s, %v)", claimKey(claim),
+		claim.Spec.Resources.Requests.Storage(), claim.Spec.AccessModes, chosenBefore.Name, chosenBefore.Spec.Capacity.Storage(),
+		chosenBefore.Spec.AccessModes, chosenBefore.Status.Phase, best.Name, best.Spec.Capacity.Storage(), best.Spec.AccessModes)
+}
+
+// upstreamOrder compares two volumes as FindMatchingVolume ranks them for one claim: the group of
+// fewer access modes first, then the smaller.
+func upstreamOrder(a, b *v1.PersistentVolume) int {
+	if c := cmp.Compare(len(modeGroup(a)), len(modeGroup(b))); c != 0 {
+		return c
+	}
+	return a.Spec.Capacity.Storage().Cmp(*b.Spec.Capacity.Storage())
+}
+
+// modeGroup is a volume's set of access modes, sorted.
+func modeGroup(pv *v1.PersistentVolume) []string {
+	m := make([]string, 0, len(pv.Spec.AccessModes))
+	for _, a := range pv.Spec.AccessModes {
+		m = append(m, string(a))
+	}
+	slices.Sort(m)
+	return slices.Compact(m)
+}
+
+// upstreamChoice returns FindMatchingVolume's pick among fitting free volumes and whether the
+// rules make it unique (ties between groups of as many modes, or between volumes of one size,
+// are broken by cache order).
+func upstreamChoice(fits []*v1.PersistentVolume) (*v1.PersistentVolume, bool) {
+	if len(fits) == 0 {
+		return nil, false
+	}
+	groupOf := func(pv *v1.PersistentVolume) string { return strings.Join(modeGroup(pv), ",") }
+	fewest := -1
+	groups := map[string]bool{}
+	for _, pv := range fits {
+		n := len(modeGroup(pv))
+		switch {
+		case fewest == -1 || n < fewest:
+			fewest, groups = n, map[string]bool{groupOf(pv): true}
+		case n == fewest:
+			groups[groupOf(pv)] = true
+		}
+	}
+	if len(groups) != 1 {
+		return nil, false
+	}
+	var best *v1.PersistentVolume
+	unique := false
+	for _, pv := range fits {
+		if !groups[groupOf(pv)] {
+			continue
+		}
+		switch {
+		case best == nil || pv.Spec.Capacity.Storage().Cmp(*best.Spec.Capacity.Storage()) < 0:
+			best, unique = pv, true
+		case pv.Spec.Capacity.Storage().Cmp(*best.Spec.Capacity.Storage()) == 0:
+			unique = false
+		}
+	}
+	return best, unique
+}
+
+func rvOf(obj metav1.Object) int64 {
+	var rv int64
+	_, _ = fmt.Sscan(obj.GetResourceVersion(), &rv)
+	return rv
+}
+
+// excess is the capacity Bound volumes give beyond their claims' requests, and the claims left
+// Pending (not being deleted), at the end of a run.
+func excess(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (extra resource.Quantity, pending int) {
+	byName := map[string]*v1.PersistentVolume{}
+	for _, pv := range pvs {
+		byName[pv.Name] = pv
+	}
+	for _, claim := range claims {
+		switch {
+		case claim.Status.Phase == v1.ClaimBound:
+			if pv := byName[claim.Spec.VolumeName]; pv != nil {
+				d := pv.Spec.Capacity.Storage().DeepCopy()
+				d.Sub(*claim.Spec.Resources.Requests.Storage())
+				if d.Sign() > 0 {
+					extra.Add(d)
+				}
+			}
+		case claim.Status.Phase == v1.ClaimPending && claim.DeletionTimestamp == nil:
+			pending++
+		}
+	}
+	return extra, pending
+}
