@@ -301,6 +301,8 @@ var regressions = []struct {
 	{1796233121677576072, "patch 0003 (its version check) and 0021: the same hot loop (torture bug 14; 10 of 40 replays hung before)", false},
 	{1796362331656849586, "patch 0003 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)", false},
 	{484, "patch 0022: a claim being deleted (a pod uses it) bound by the matcher, and with the patch's first version bound to another volume than the one reserving it by UID (6 of 6 replays failed before)", true},
+	{1796391567197676141, "patch 0012: a claim whose half-done bind's volume was deleted (pv-protection keeps it Bound) matched or provisioned a second volume, both Bound to it (2 of 2 replays failed before)", true},
+	{1796391567197680375, "patch 0012: the same, with a provisioned volume (2 of 2 replays failed before)", true},
 }
 
 func TestTortureRegressions(t *testing.T) {

@@ -169,5 +169,24 @@ func (pvIndex *persistentVolumeOrderedIndex) findReservedForClaim(claim *v1.Pers
 		}
 		return a.Name < b.Name
 	})
+	// FindMatchingVolume skips a volume being deleted, also the one that
+	// already carries the claim's UID: a bind whose volume side was written
+	// (then the volume was deleted, kept by pv-protection while Bound) would
+	// match or provision a second volume, and the claim would end on two.
+	// That volume is judged as if it were not being deleted; the bind
+	// completes, and the volume goes once the claim is gone.
+	if len(own) == 0 {
+		return nil, nil
+	}
+	if started := own[0]; started.Spec.ClaimRef.UID == claim.UID && started.DeletionTimestamp != nil {
+		alive := started.DeepCopy()
+		alive.DeletionTimestamp = nil
+		if match, err := volume.FindMatchingVolume(claim, []*v1.PersistentVolume{alive}, nil, excluded, delayBinding, vacEnabled); err != nil || match != nil {
+			if match != nil {
+				return started, nil
+			}
+			return nil, err
+		}
+	}
 	return volume.FindMatchingVolume(claim, own, nil, excluded, delayBinding, vacEnabled)
 }

@@ -77,3 +77,30 @@ func TestClaimCompletesTheBindItStartedAmongVolumesReservingIt(t *testing.T) {
 		}
 	}
 }
+
+// A claim whose volume side of a bind was written, and whose volume the user
+// then deleted (pv-protection keeps a Bound volume), completes the bind with
+// that volume. FindMatchingVolume skips volumes being deleted, so without the
+// change the claim was matched to a free volume (or provisioned one) while
+// the first stayed Bound to it: one claim on two Bound volumes (the model
+// torture's seed 1796391567197680676 with the storage-object-in-use
+// protection, in both binders).
+func TestClaimCompletesTheBindItStartedWithAVolumeBeingDeleted(t *testing.T) {
+	claim := newClaim("claim", "uid-claim", "500Mi", "", v1.ClaimPending, nil)
+	own := withVolumeDeletionTimestamp([]*v1.PersistentVolume{newVolume("volume-own", "5Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)})[0]
+	free := newVolume("volume-free", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{own, free}, []*v1.PersistentVolumeClaim{claim})
+	if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	for _, v := range reactor.Volumes() {
+		if v.Name == "volume-free" && v.Spec.ClaimRef != nil {
+			t.Errorf("volume-free was given to %s; volume-own is Bound to the claim", v.Spec.ClaimRef.Name)
+		}
+	}
+	for _, c := range reactor.Claims() {
+		if c.Spec.VolumeName != "volume-own" || c.Status.Phase != v1.ClaimBound {
+			t.Errorf("claim %q %s, want Bound to volume-own", c.Spec.VolumeName, c.Status.Phase)
+		}
+	}
+}
