@@ -49,6 +49,10 @@ type apiServer struct {
 	// writes counts the binder's committed writes by "verb resource[/subresource]".
 	writes    map[string]int
 	lastWrite time.Time // the binder's last committed write
+	// workloadWrites counts the other clients' committed writes of volumes and claims (users,
+	// kube-scheduler, the provisioner, the protection controllers): a binder that does part of
+	// the scheduler's work (a claimRef's UID) saves one of theirs.
+	workloadWrites int
 	// events counts the events the binder created, by eventKey (a repeat of one is a patch of
 	// its count, not counted).
 	events map[string]int
@@ -483,6 +487,8 @@ func (s *apiServer) commit(t watch.EventType, resource string, old, obj runtime.
 	if binder {
 		s.writes[verb+" "+resource]++
 		s.lastWrite = time.Now()
+	} else if resource == resPV || resource == resPVC {
+		s.workloadWrites++
 	}
 	e := event{Type: t, Resource: resource, Old: old, New: obj, RV: s.rv, At: time.Now(), Binder: binder}
 	s.history = append(s.history, e)

@@ -92,6 +92,11 @@ func TestSharedPlacementFindingIsReported(t *testing.T) {
 	if fails := newSummary().add(ours, upstream); len(fails) != 1 {
 		t.Errorf("ours alone: %d failures, want 1", len(fails))
 	}
+	// On a volume a user made to reserve the claim, upstream's binder has the same path: reported.
+	ours.Violations = []violation{{Rule: ruleNoFit, Detail: v.Detail + " (the volume reserves the claim by claimRef)", RV: 30}}
+	if fails := newSummary().add(ours, upstream); len(fails) != 0 {
+		t.Errorf("placement on a reserving volume failed the seed: %v", fails)
+	}
 }
 
 // On a fault-free seed where both arms did the same work (the same end, phase changes and binds),

@@ -403,6 +403,9 @@ func (c *checker) fits(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim)
 		}
 	}
 	if node := claim.Annotations[annSelectedNode]; node != "" && affinityNode(pv) != "" && affinityNode(pv) != node {
+		if reserved {
+			return fmt.Errorf("the volume is on %s, the claim's pod on %s (the volume reserves the claim by claimRef)", affinityNode(pv), node)
+		}
 		return fmt.Errorf("the volume is on %s, the claim's pod on %s", affinityNode(pv), node)
 	}
 	return nil

@@ -33,8 +33,10 @@ type result struct {
 	// Deleting names the claims still being deleted at the end (a pod uses them).
 	Deleting []string       `json:"deleting,omitempty"`
 	Writes   map[string]int `json:"writes"` // the binder's committed writes by verb and resource
-	Injected map[string]int `json:"injected"`
-	Binds    int            `json:"binds"`
+	// WorkloadWrites counts the committed writes of volumes and claims by everyone else.
+	WorkloadWrites int            `json:"workloadWrites"`
+	Injected       map[string]int `json:"injected"`
+	Binds          int            `json:"binds"`
 	// Transitions counts the binder's phase changes, by kind and phase.
 	Transitions map[string]int `json:"transitions"`
 	// BindPairs counts the binds by "namespace/name -> volume name".
@@ -241,6 +243,7 @@ func runArm(arm string, w workload) (res result) {
 	res.BindPairs = maps.Clone(chk.bindPairs)
 	res.Injected = s.faults.countsCopy()
 	res.Writes = maps.Clone(s.writes)
+	res.WorkloadWrites = s.workloadWrites
 	res.Events = maps.Clone(s.events)
 	s.mu.Unlock()
 	res.Claims, res.Volumes = endState(pvs, pvcs)
