@@ -88,7 +88,9 @@ func (a *Analyzer) matchRejections(claim *v1.PersistentVolumeClaim, pv *v1.Persi
 		set |= rejClaimed
 	}
 	set |= fitRejections(claim, pv, a.vacEnabled)
-	if pv.DeletionTimestamp != nil {
+	// The binder completes a bind it started on a volume deleted since (the
+	// volume carries the claim's UID): only then is deletion no reason.
+	if pv.DeletionTimestamp != nil && !(reserved && pv.Spec.ClaimRef.UID == claim.UID) {
 		set |= rejDeleting
 	}
 	// The index lists only volumes with every requested access mode, reserved or not.
