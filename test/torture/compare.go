@@ -183,7 +183,7 @@ func compareEnds(o, u result) (string, string) {
 			}
 			phase, x, _ := strings.Cut(ov, " ")
 			_, holder, _ := strings.Cut(o.Volumes[x], " ")
-			if x == "" || phase == "Lost" || holder != "" && holder != k {
+			if x == "" || phase == "Lost" || holder != "" && holder != k || boundToAnother(o, k, x) {
 				contested = append(contested, k)
 				continue
 			}
@@ -229,6 +229,20 @@ func compareEnds(o, u result) (string, string) {
 		return outcomeOursMore, strings.Join(oursOnly, ", ")
 	}
 	return outcomeChoice, diffMaps(o.Claims, u.Claims)
+}
+
+// boundToAnother says whether ours bound the volume a claim asks for by name to another claim at
+// some point: the claims competed for it, and ours gave it to the other (any of several claims
+// pre-bound to a free volume may have it). What the user did to that volume afterwards (deleted
+// it and created a namesake the claim does not fit: seed 1796395724033013806) does not make the
+// order wrong; a namesake that fits and stays free fails the liveness check instead.
+func boundToAnother(r result, claim, volume string) bool {
+	for pair := range r.BindPairs {
+		if c, v, _ := strings.Cut(pair, " -> "); v == volume && c != claim {
+			return true
+		}
+	}
+	return false
 }
 
 // diffEvents names the kinds of event (type, reason, object) that one arm recorded and the

@@ -168,3 +168,28 @@ func TestCompareEndsClaimBeingDeletedLeftPending(t *testing.T) {
 		t.Errorf("claim not being deleted: outcome %q", got)
 	}
 }
+
+// Seed 1796395724033013806 (make torture, 2026-12-04): four claims pre-bound to pv-4. Ours gave it to
+// ns1/c-5, upstream to ns1/c-4; the user deleted c-5 and then pv-4 (Released in ours, so gone; Bound
+// in upstream's arm, so kept by pv-protection) and created a pv-4 of another class. Ours' c-4 stays
+// Pending beside a pv-4 it does not fit: claims that competed for one volume, not a failure. The
+// same end where no other claim ever had pv-4 is one.
+func TestCompareEndsPreboundVolumeWentToAnotherClaim(t *testing.T) {
+	ours := result{
+		Claims:    map[string]string{"ns1/c-4": "Pending pv-4"},
+		Volumes:   map[string]string{"pv-4": "Available "},
+		BindPairs: map[string]int{"ns1/c-5 -> pv-4": 1},
+	}
+	upstream := result{
+		Claims:    map[string]string{"ns1/c-4": "Bound pv-4"},
+		Volumes:   map[string]string{"pv-4": "Bound ns1/c-4"},
+		BindPairs: map[string]int{"ns1/c-4 -> pv-4": 1},
+	}
+	if got, detail := compareEnds(ours, upstream); got != outcomeContested {
+		t.Errorf("pv-4 went to another claim first: outcome %q (%s), want %q", got, detail, outcomeContested)
+	}
+	ours.BindPairs = map[string]int{"ns1/c-4 -> pv-3": 1}
+	if got, _ := compareEnds(ours, upstream); got != outcomeUpstreamMore {
+		t.Errorf("no other claim had pv-4: outcome %q, want %q (a failure)", got, outcomeUpstreamMore)
+	}
+}
