@@ -117,7 +117,7 @@ TESTED_TOOL_MODULES := $(shell bash -c 'source hack/lib.sh && echo "$${TESTED_TO
 TEST_RACE ?= -race
 .PHONY: test
 test: $(RELEASE_GEN) ## Unit tests: upstream's tests on the patched copy and our packages (-race; TEST_RACE= without), then the short model torture
-	$(DETECTORS) go test $(GO_FLAGS) $(TEST_RACE) $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/...
+	$(DETECTORS) go test $(GO_FLAGS) $(TEST_RACE) $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/... ./test/upstreambugs/...
 	@[ -n "$(GO_FLAGS)" ] || for m in $(TESTED_TOOL_MODULES); do echo "go test $$m"; (cd $$m && GOWORK=off go test $(TEST_RACE) $(GO_TEST_FLAGS) .) || exit 1; done
 	$(MAKE) --no-print-directory torture-short
 

@@ -55,6 +55,7 @@ func TestExplainVerdicts(t *testing.T) {
 			`storageClassName "gold", the claim asks for "manual"`, "accessModes [ReadWriteOnce] lack [ReadWriteMany]",
 			`binder: "requested PV is too small"`}},
 		{namespace: "prebound-taken", verdict: PreboundVolumeTaken, volume: "pv-other", says: []string{"claim other-ns/owner (uid uid-owner)"}},
+		{namespace: "prebound-deleting", verdict: PreboundVolumeMismatch, volume: "pv-deleting", says: []string{"the PV is being deleted", "being deleted"}},
 		{namespace: "released", verdict: VolumeReleased, volume: "pv-released", says: []string{"earlier claim of this name (uid uid-old)", "phase Released", "reclaim policy Retain", "operator must clear"}},
 		{namespace: "reserved", verdict: BindPending, volume: "pv-reserved", says: []string{"reserved for it by the volume's claimRef"}},
 		{namespace: "reserved-small", verdict: ReservedVolumeMismatch, volume: "pv-reserved-small", says: []string{"reserves this claim by claimRef", "capacity 1Gi is less than the requested 2Gi"}},

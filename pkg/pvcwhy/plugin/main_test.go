@@ -35,8 +35,8 @@ func TestJSONOutputAndExitCodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &all); err != nil {
 		t.Fatalf("-A -o json: %v", err)
 	}
-	if code != ExitNotReady || len(all) != 18 {
-		t.Errorf("-A: exit %d and %d claims, want %d and the 18 that are not Bound or are resizing", code, len(all), ExitNotReady)
+	if code != ExitNotReady || len(all) != 19 {
+		t.Errorf("-A: exit %d and %d claims, want %d and the 19 that are not Bound or are resizing", code, len(all), ExitNotReady)
 	}
 	for _, r := range all {
 		if r.OK {

@@ -19,8 +19,12 @@ limitations under the License.
 package persistentvolume
 
 import (
+	"context"
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/controller/volume/events"
 )
 
 // bindStartedForClaim tells whether a volume already records a bind of the
@@ -58,4 +62,24 @@ func (ctrl *PersistentVolumeController) bindStartedForClaim(logger klog.Logger, 
 // say, leaves the matcher to choose another).
 func mayBindClaim(volume *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
 	return claim.DeletionTimestamp == nil || volume.Spec.ClaimRef != nil && volume.Spec.ClaimRef.UID == claim.UID
+}
+
+// mayBindVolume tells whether the sync of a claim may bind the volume that
+// reserves it by claimRef: any volume not being deleted; a volume being
+// deleted only when its claimRef already carries the claim's UID (the bind
+// started before the deletion, and is completed). A user who deletes a free
+// volume reserving a claim, in the moment before pv-protection lets it go,
+// does not get it Bound (and kept for as long as the claim lives) instead.
+func mayBindVolume(volume *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
+	return volume.DeletionTimestamp == nil || volume.Spec.ClaimRef != nil && volume.Spec.ClaimRef.UID == claim.UID
+}
+
+// leaveClaimForVolumeBeingDeleted keeps a claim Pending whose requested
+// volume is being deleted, as checkVolumeSatisfyClaim does for a volume
+// without claimRef: an event, and the claim waits for a volume of that name.
+func (ctrl *PersistentVolumeController) leaveClaimForVolumeBeingDeleted(ctx context.Context, claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) error {
+	klog.FromContext(ctx).V(4).Info("Synchronizing unbound PersistentVolumeClaim, the volume is being deleted: no new bind", "PVC", klog.KObj(claim), "volumeName", volume.Name)
+	ctrl.eventRecorder.Event(claim, v1.EventTypeWarning, events.VolumeMismatch, fmt.Sprintf("Cannot bind to requested volume %q: the volume is marked for deletion", volume.Name))
+	_, err := ctrl.updateClaimStatus(ctx, claim, v1.ClaimPending, nil)
+	return err
 }

@@ -120,3 +120,35 @@ func TestClaimBeingDeletedStartsNoBind(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	runSyncTests(t, ctx, tests, []*storage.StorageClass{}, []*v1.Pod{})
 }
+
+// A volume being deleted (a user deleted it while it was free, and
+// pv-protection has not let it go yet) starts no new bind either: without the
+// change the first case binds it to the claim both reserve each other for,
+// and the volume the user deleted stays Bound for as long as the claim lives.
+// A bind the volume already records is completed.
+func TestVolumeBeingDeletedStartsNoBind(t *testing.T) {
+	tests := []controllerTest{
+		{
+			name:            "claim and volume reserve each other by name, the volume being deleted: not bound",
+			initialVolumes:  withVolumeDeletionTimestamp(newVolumeArray("volume-v1", "1Gi", "", "claim-v1", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)),
+			expectedVolumes: withVolumeDeletionTimestamp(newVolumeArray("volume-v1", "1Gi", "", "claim-v1", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)),
+			initialClaims:   newClaimArray("claim-v1", "uid-v1", "1Gi", "volume-v1", v1.ClaimPending, nil),
+			expectedClaims:  newClaimArray("claim-v1", "uid-v1", "1Gi", "volume-v1", v1.ClaimPending, nil),
+			expectedEvents:  []string{"Warning VolumeMismatch"},
+			errors:          noerrors,
+			test:            testSyncClaim,
+		},
+		{
+			name:            "the volume being deleted already names the claim by UID: completed",
+			initialVolumes:  withVolumeDeletionTimestamp(newVolumeArray("volume-v2", "1Gi", "uid-v2", "claim-v2", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)),
+			expectedVolumes: withVolumeDeletionTimestamp(newVolumeArray("volume-v2", "1Gi", "uid-v2", "claim-v2", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)),
+			initialClaims:   newClaimArray("claim-v2", "uid-v2", "1Gi", "volume-v2", v1.ClaimPending, nil),
+			expectedClaims:  newClaimArray("claim-v2", "uid-v2", "1Gi", "volume-v2", v1.ClaimBound, nil, volume.AnnBindCompleted),
+			expectedEvents:  noevents,
+			errors:          noerrors,
+			test:            testSyncClaim,
+		},
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	runSyncTests(t, ctx, tests, []*storage.StorageClass{}, []*v1.Pod{})
+}

@@ -506,6 +506,9 @@ func (ctrl *PersistentVolumeController) syncUnboundClaim(ctx context.Context, cl
 				// User asked for a PV that is claimed by this PVC
 				// OBSERVATION: pvc is "Pending", pv is "Bound"
 				logger.V(4).Info("Synchronizing unbound PersistentVolumeClaim, volume already bound, finishing the binding", "PVC", klog.KObj(claim))
+				if !mayBindVolume(volume, claim) {
+					return ctrl.leaveClaimForVolumeBeingDeleted(ctx, claim, volume)
+				}
 
 				// Finish the volume binding by adding claim UID.
 				if err = ctrl.bind(ctx, volume, claim); err != nil {
