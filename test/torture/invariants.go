@@ -65,6 +65,10 @@ type checker struct {
 	// userReserved: PV UID -> namespace/name its claimRef named when a user, kube-scheduler or the
 	// provisioner set it.
 	userReserved map[types.UID]string
+	// userBound: PV UID -> the UID of the claim it was created naming, when that claim already
+	// named the volume in spec.volumeName: a user bound the two (a volume restored from a backup
+	// for a claim bound to its namesake); the binder only completes the claim's status.
+	userBound map[types.UID]types.UID
 	// retained: PV name -> the UID of the claim it was Released from, while the policy is Retain.
 	retained map[string]types.UID
 	// boundTo: claim UID -> the UID of the volume it was Bound to.
@@ -102,7 +106,7 @@ func newChecker() *checker {
 	return &checker{
 		start: time.Now(), pvs: map[string]*v1.PersistentVolume{}, claims: map[string]*v1.PersistentVolumeClaim{},
 		byUID: map[types.UID]*v1.PersistentVolumeClaim{}, userPrebound: map[types.UID]string{},
-		userReserved: map[types.UID]string{}, retained: map[string]types.UID{}, boundTo: map[types.UID]types.UID{},
+		userReserved: map[types.UID]string{}, userBound: map[types.UID]types.UID{}, retained: map[string]types.UID{}, boundTo: map[types.UID]types.UID{},
 	}
 }
 
@@ -161,12 +165,16 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		c.pvs[pv.Name] = pv
 		if pv.Spec.ClaimRef != nil {
 			c.userReserved[pv.UID] = refKey(pv.Spec.ClaimRef)
+			if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
+				c.userBound[pv.UID] = claim.UID
+			}
 		}
 		return
 	case watch.Deleted:
 		delete(c.pvs, pv.Name)
 		delete(c.retained, pv.Name)
 		delete(c.userReserved, pv.UID)
+		delete(c.userBound, pv.UID)
 		return
 	}
 	old := e.Old.(*v1.PersistentVolume)
@@ -385,9 +393,11 @@ func (c *checker) sortedPVs() []string {
 func (c *checker) fits(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
 	_, prebound := c.userPrebound[claim.UID]
 	reserved := c.userReserved[pv.UID] == claimKey(claim)
-	if prebound && reserved {
+	if prebound && reserved || c.userBound[pv.UID] == claim.UID {
 		// Both objects name each other: the user bound them, the binder only completes it
-		// (upstream syncUnboundClaim: "volume already bound to this claim; finish the binding").
+		// (upstream syncUnboundClaim: "volume already bound to this claim; finish the binding";
+		// syncBoundClaim: "claim is already correctly bound" for a volume created with the UID of
+		// a claim that names it: seed 1796398784801077566).
 		return nil
 	}
 	if err := fitsReserved(pv, claim); err != nil {

@@ -303,6 +303,7 @@ var regressions = []struct {
 	{484, "patch 0022: a claim being deleted (a pod uses it) bound by the matcher, and with the patch's first version bound to another volume than the one reserving it by UID (6 of 6 replays failed before)", true},
 	{1796391567197676141, "patch 0012: a claim whose half-done bind's volume was deleted (pv-protection keeps it Bound) matched or provisioned a second volume, both Bound to it (2 of 2 replays failed before)", true},
 	{1796391567197680375, "patch 0012: the same, with a provisioned volume (2 of 2 replays failed before)", true},
+	{1796398784801077566, "harness (torture bug 26): a volume a user created with the UID of a claim that already named it, of access modes the claim does not ask for, judged the binder's misfit when the claim's status went Bound (both arms, 7 of 7 replays failed before)", false},
 }
 
 func TestTortureRegressions(t *testing.T) {
