@@ -79,6 +79,13 @@ const (
 	rejClass
 )
 
+// deletionRefuses says whether the binder refuses a volume because it is being deleted: it does,
+// unless the volume's claimRef already carries the claim's UID (a bind it started before the
+// deletion, which it completes: patches 0012 and 0022).
+func deletionRefuses(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) bool {
+	return pv.DeletionTimestamp != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID)
+}
+
 // matchRejections is the set of reasons the matching path (FindMatchingVolume behind the
 // controller's access-mode index) skips a volume for a claim, in the order the binder checks.
 func (a *Analyzer) matchRejections(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, selector labels.Selector, selectorErr error) rejection {
@@ -88,9 +95,7 @@ func (a *Analyzer) matchRejections(claim *v1.PersistentVolumeClaim, pv *v1.Persi
 		set |= rejClaimed
 	}
 	set |= fitRejections(claim, pv, a.vacEnabled)
-	// The binder completes a bind it started on a volume deleted since (the
-	// volume carries the claim's UID): only then is deletion no reason.
-	if pv.DeletionTimestamp != nil && !(reserved && pv.Spec.ClaimRef.UID == claim.UID) {
+	if deletionRefuses(claim, pv) {
 		set |= rejDeleting
 	}
 	// The index lists only volumes with every requested access mode, reserved or not.

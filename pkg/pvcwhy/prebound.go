@@ -35,8 +35,7 @@ func (a *Analyzer) explainPrebound(claim *v1.PersistentVolumeClaim, r *Report) {
 		}
 		r.Verdict = BindPending
 		r.Summary = fmt.Sprintf("pre-bound to PV %q, which fits and is unclaimed: the binder binds them on its next look%s", pv.Name, a.binderHint())
-	case storagehelpers.IsVolumeBoundToClaim(pv, claim) && pv.DeletionTimestamp != nil && pv.Spec.ClaimRef.UID != claim.UID:
-		// The binder starts no bind with a volume being deleted (patch 0022).
+	case storagehelpers.IsVolumeBoundToClaim(pv, claim) && deletionRefuses(claim, pv):
 		r.Verdict = PreboundVolumeMismatch
 		r.Summary = fmt.Sprintf("PV %q and the claim name each other, but the PV is being deleted: the binder does not bind it, and the claim binds to a PV of that name created later", pv.Name)
 		r.Candidates = append(r.Candidates, a.candidate(claim, pv, []string{"being deleted"}))

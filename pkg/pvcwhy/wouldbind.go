@@ -33,8 +33,7 @@ func (a *Analyzer) WouldBind(claim *v1.PersistentVolumeClaim) (string, bool) {
 		case pv.Spec.ClaimRef == nil:
 			return name, persistentvolume.CheckVolumeSatisfyClaim(pv, claim) == nil
 		default:
-			// A volume being deleted completes only a bind it records (patch 0022).
-			return name, storagehelpers.IsVolumeBoundToClaim(pv, claim) && (pv.DeletionTimestamp == nil || pv.Spec.ClaimRef.UID == claim.UID)
+			return name, storagehelpers.IsVolumeBoundToClaim(pv, claim) && !deletionRefuses(claim, pv)
 		}
 	}
 	reserved := a.reserved(claim)
