@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
@@ -157,4 +158,138 @@ func excess(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (ext
 		}
 	}
 	return extra, pending
+}
+
+// ruleLargerWhileBetterComing: ours does not give a matched claim a volume while a better one is
+// about to turn Available (patch 0016). Upstream's binder makes no such promise (its claim sees
+// only Available volumes), so only ours' arm is held to it.
+const ruleLargerWhileBetterComing = "choice: a matched claim given a volume while a better one was about to turn Available"
+
+// checkBetterComing judges ours' matched bind of chosenBefore to claim against the volumes not
+// Available yet: a free volume (no claimRef, not being deleted, phase "" or Pending) that fits the
+// claim and that upstream's order puts before the chosen one (fewer access modes, or as many and
+// smaller) holds the match back until it turns Available, unless another Pending claim could
+// take it (a competitor, or a claim ours offered it to) or the chosen volume has exactly the
+// requested size. Judged only where the binder's informer had delivered that volume earlier.
+func (c *checker) checkBetterComing(rv int64, chosenBefore *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
+	if !c.strictChoice || !matchedBind(chosenBefore, claim) || c.userReserved[chosenBefore.UID] != "" {
+		return
+	}
+	if chosenBefore.Spec.Capacity.Storage().Cmp(*claim.Spec.Resources.Requests.Storage()) == 0 {
+		return
+	}
+	for _, pv := range c.pvs {
+		if refKey(pv.Spec.ClaimRef) == claimKey(claim) && pv.Name != chosenBefore.Name {
+			return // a volume reserving the claim is its choice, whatever its size
+		}
+	}
+	for _, name := range c.sortedPVs() {
+		pv := c.pvs[name]
+		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
+			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending ||
+			c.fitsMatched(pv, claim) != nil || upstreamOrder(pv, chosenBefore) >= 0 || !c.binderKnew(resPV, rvOf(pv)) ||
+			c.competitor(pv, claim) {
+			continue
+		}
+		c.fail(rv, ruleLargerWhileBetterComing, "%s (%s, %v) given %s (%s, %v) while %s (%s, %v, %s) was about to turn Available",
+			claimKey(claim), claim.Spec.Resources.Requests.Storage(), claim.Spec.AccessModes, chosenBefore.Name,
+			chosenBefore.Spec.Capacity.Storage(), chosenBefore.Spec.AccessModes, pv.Name, pv.Spec.Capacity.Storage(),
+			pv.Spec.AccessModes, pv.Status.Phase)
+		return
+	}
+}
+
+// matchedBind: the binder gives a volume that named no claim to a Pending claim that names no
+// volume and is not being deleted (a match; a WaitForFirstConsumer claim's volume is
+// kube-scheduler's choice).
+func matchedBind(chosenBefore *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
+	return chosenBefore.Spec.ClaimRef == nil && claim.Spec.VolumeName == "" && claim.DeletionTimestamp == nil &&
+		ptr.Deref(claim.Spec.StorageClassName, "") != classLocal && claim.Status.Phase == v1.ClaimPending
+}
+
+// competitor says whether a Pending claim other than claim could rightly take pv: one it fits
+// (not being deleted, naming no volume) or one that names it.
+func (c *checker) competitor(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) bool {
+	for _, other := range c.claims {
+		if other.UID == claim.UID || other.Status.Phase != v1.ClaimPending || other.DeletionTimestamp != nil {
+			continue
+		}
+		if other.Spec.VolumeName == pv.Name || other.Spec.VolumeName == "" && c.fitsMatched(pv, other) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// noteWorseFit records, at a matched bind of chosenBefore to claim, the free volumes known to the
+// binder that fit the claim and that upstream's order puts before the chosen one: the claim could
+// have had one of them. worseFits reads them at the end.
+func (c *checker) noteWorseFit(chosenBefore *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
+	if !matchedBind(chosenBefore, claim) || c.userReserved[chosenBefore.UID] != "" {
+		return
+	}
+	var better []types.UID
+	for _, name := range c.sortedPVs() {
+		pv := c.pvs[name]
+		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
+			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending && pv.Status.Phase != v1.VolumeAvailable ||
+			c.fitsMatched(pv, claim) != nil || upstreamOrder(pv, chosenBefore) >= 0 || !c.binderKnew(resPV, rvOf(pv)) {
+			continue
+		}
+		better = append(better, pv.UID)
+	}
+	if len(better) > 0 {
+		c.matchedBinds = append(c.matchedBinds, matchedBindRecord{claim: claim.UID, volume: chosenBefore.UID, better: better})
+	}
+}
+
+// matchedBindRecord: a matched bind of volume to claim while the better volumes were free.
+type matchedBindRecord struct {
+	claim, volume types.UID
+	better        []types.UID
+}
+
+// worseFits finds, in the settled state, the claims ours gave away a volume they needed for
+// nothing: a Pending claim (naming no volume, not being deleted) that a Bound volume fits more
+// tightly than the claim it is Bound to (the Pending claim asks for more), where that claim was
+// matched to it while a volume it fits better was free, and that volume is free still (bug 17:
+// the 4Gi claim given the 5Gi volume while its own 4Gi volume was free, the 5Gi claim left
+// Pending, the 4Gi volume Available at the end). A better volume that is free at the end was not
+// needed by another claim, whatever the order of the syncs. Keyed by namespace/name.
+func (c *checker) worseFits(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) map[string]string {
+	pvByUID, claimByUID := map[types.UID]*v1.PersistentVolume{}, map[types.UID]*v1.PersistentVolumeClaim{}
+	for _, pv := range pvs {
+		pvByUID[pv.UID] = pv
+	}
+	for _, claim := range claims {
+		claimByUID[claim.UID] = claim
+	}
+	out := map[string]string{}
+	for _, b := range c.matchedBinds {
+		pv, taker := pvByUID[b.volume], claimByUID[b.claim]
+		if pv == nil || taker == nil || refUID(pv) != taker.UID || taker.Spec.VolumeName != pv.Name || taker.Status.Phase != v1.ClaimBound {
+			continue
+		}
+		var free *v1.PersistentVolume
+		for _, u := range b.better {
+			if f := pvByUID[u]; f != nil && f.Spec.ClaimRef == nil && f.DeletionTimestamp == nil && f.Status.Phase == v1.VolumeAvailable {
+				free = f
+				break
+			}
+		}
+		if free == nil {
+			continue
+		}
+		for _, claim := range claims {
+			if claim.Status.Phase != v1.ClaimPending || claim.DeletionTimestamp != nil || claim.Spec.VolumeName != "" ||
+				c.fitsMatched(pv, claim) != nil || claim.Spec.Resources.Requests.Storage().Cmp(*taker.Spec.Resources.Requests.Storage()) <= 0 {
+				continue
+			}
+			if _, ok := out[claimKey(claim)]; !ok {
+				out[claimKey(claim)] = fmt.Sprintf("%s (%s) went to %s (%s), which %s (%s, still free) fits better", pv.Name,
+					pv.Spec.Capacity.Storage(), claimKey(taker), taker.Spec.Resources.Requests.Storage(), free.Name, free.Spec.Capacity.Storage())
+			}
+		}
+	}
+	return out
 }

@@ -1,11 +1,13 @@
 package torture
 
 import (
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func choiceVolume(name, size string, modes ...v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
@@ -57,5 +59,93 @@ func TestUpstreamOrderRanksFewerModesFirst(t *testing.T) {
 	}
 	if upstreamOrder(choiceVolume("a", "5Gi", rwo), choiceVolume("b", "2Gi", rwo)) <= 0 {
 		t.Errorf("in one group the smaller ranks first")
+	}
+}
+
+func choiceClaim(key, size string) *v1.PersistentVolumeClaim {
+	ns, name, _ := strings.Cut(key, "/")
+	return &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name)},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}},
+		},
+		Status: v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending},
+	}
+}
+
+func inPhase(pv *v1.PersistentVolume, phase v1.PersistentVolumePhase) *v1.PersistentVolume {
+	pv.UID = types.UID("uid-" + pv.Name)
+	pv.Status.Phase = phase
+	return pv
+}
+
+// Bug 10 (make e2e-kind, 2026-12-02): a 1500Mi claim given the 5Gi volume while the 2Gi one,
+// created first, still waited for its Available write. Ours (patch 0016) waits for it; the rule
+// holds ours' arm alone to that, and lets a competitor or an exact fit go.
+func TestCheckBetterComingHoldsOursToAVolumeAboutToTurnAvailable(t *testing.T) {
+	rwo := v1.ReadWriteOnce
+	run := func(strict bool, chosenSize string, extra ...*v1.PersistentVolumeClaim) []violation {
+		c := newChecker()
+		c.strictChoice = strict
+		claim := choiceClaim("ns1/c-1", "1500Mi")
+		c.claims[claimKey(claim)], c.byUID[claim.UID] = claim, claim
+		for _, o := range extra {
+			c.claims[claimKey(o)], c.byUID[o.UID] = o, o
+		}
+		large := inPhase(choiceVolume("pv-large", chosenSize, rwo), v1.VolumeAvailable)
+		c.pvs["pv-large"], c.pvs["pv-fit"] = large, inPhase(choiceVolume("pv-fit", "2Gi", rwo), v1.VolumePending)
+		c.checkBetterComing(7, large, claim)
+		return c.violations
+	}
+	if v := run(true, "5Gi"); len(v) != 1 || v[0].Rule != ruleLargerWhileBetterComing {
+		t.Errorf("ours given 5Gi while 2Gi was Pending: %v, want one %q", v, ruleLargerWhileBetterComing)
+	}
+	if v := run(false, "5Gi"); len(v) != 0 {
+		t.Errorf("upstream's arm is not held to it: %v", v)
+	}
+	if v := run(true, "1500Mi"); len(v) != 0 {
+		t.Errorf("an exact fit is never held back: %v", v)
+	}
+	if v := run(true, "5Gi", choiceClaim("ns1/c-2", "1Gi")); len(v) != 0 {
+		t.Errorf("another Pending claim fits the 2Gi volume (a competitor, or its offer): %v", v)
+	}
+}
+
+// Bug 17 (make e2e-kind, kind-kubeadm, 2026-12-02): the 4Gi claim given the 5Gi volume while its
+// own 4Gi volume was free, and the 5Gi claim left Pending with the 4Gi volume still Available at
+// the end. A better volume that someone took meanwhile, or a Pending claim the given volume fits
+// no better, is no such finding.
+func TestWorseFitsFindsAVolumeGivenAwayForNothing(t *testing.T) {
+	rwo := v1.ReadWriteOnce
+	run := func(endOwn v1.PersistentVolumePhase, pendingSize string) map[string]string {
+		c := newChecker()
+		small, large := choiceClaim("ns1/c-4", "4Gi"), choiceClaim("ns1/c-5", pendingSize)
+		for _, o := range []*v1.PersistentVolumeClaim{small, large} {
+			c.claims[claimKey(o)], c.byUID[o.UID] = o, o
+		}
+		own, given := inPhase(choiceVolume("pv-4", "4Gi", rwo), v1.VolumePending), inPhase(choiceVolume("pv-5", "5Gi", rwo), v1.VolumeAvailable)
+		c.pvs["pv-4"], c.pvs["pv-5"] = own, given
+		c.noteWorseFit(given, small)
+
+		bound := given.DeepCopy()
+		bound.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns1", Name: "c-4", UID: small.UID}
+		bound.Status.Phase = v1.VolumeBound
+		smallEnd := small.DeepCopy()
+		smallEnd.Spec.VolumeName, smallEnd.Status.Phase = "pv-5", v1.ClaimBound
+		ownEnd := inPhase(choiceVolume("pv-4", "4Gi", rwo), endOwn)
+		if endOwn == v1.VolumeBound {
+			ownEnd.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns2", Name: "other", UID: "uid-other"}
+		}
+		return c.worseFits([]*v1.PersistentVolume{bound, ownEnd}, []*v1.PersistentVolumeClaim{smallEnd, large})
+	}
+	if got := run(v1.VolumeAvailable, "5Gi"); got["ns1/c-5"] == "" {
+		t.Errorf("the 5Gi claim left Pending while pv-4 stayed free: got %v", got)
+	}
+	if got := run(v1.VolumeBound, "5Gi"); len(got) != 0 {
+		t.Errorf("pv-4 went to another claim meanwhile: got %v, want none", got)
+	}
+	if got := run(v1.VolumeAvailable, "3Gi"); len(got) != 0 {
+		t.Errorf("a Pending claim asking for less than the taker: got %v, want none", got)
 	}
 }

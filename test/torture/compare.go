@@ -55,6 +55,7 @@ const (
 	outcomeChoice            = "same claims Bound, another PV chosen where several fit"
 	outcomeOursMore          = "ours bound claims upstream left Pending"
 	outcomeUpstreamMore      = "upstream bound a claim ours left Pending, its PV free"
+	outcomeWorseFit          = "upstream bound a claim ours left Pending, a volume that fit it given to a claim it fits worse"
 	outcomeUpstreamViolation = "upstream bound a claim by breaking an invariant (its violation), ours did not"
 	outcomeContested         = "claims competing for a PV bound in another order (ours left Pending one upstream bound)"
 	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
@@ -120,8 +121,8 @@ func (s *summary) add(o, u result) []string {
 	}
 	outcome, detail := compareEnds(o, u)
 	s.outcomes[outcome]++
-	if outcome == outcomeUpstreamMore {
-		fails = append(fails, "differential: "+detail)
+	if outcome == outcomeUpstreamMore || outcome == outcomeWorseFit {
+		fails = append(fails, "differential: "+outcome+": "+detail)
 	}
 	// Writes compare where the two histories did the same work: no fault, the same end state,
 	// the same phase changes and the same binds (each claim to the same volume, as often). Ours,
@@ -164,7 +165,7 @@ func compareEnds(o, u result) (string, string) {
 		}
 		return outcomeVolumesDiffer, diffMaps(o.Volumes, u.Volumes)
 	}
-	var oursOnly, upOnly, contested, upstreamViolated, earlier, deletedFirst, deleting []string
+	var oursOnly, upOnly, worse, contested, upstreamViolated, earlier, deletedFirst, deleting []string
 	for k, ov := range o.Claims {
 		uv := u.Claims[k]
 		ob, ub := strings.HasPrefix(ov, "Bound"), strings.HasPrefix(uv, "Bound")
@@ -179,6 +180,13 @@ func compareEnds(o, u result) (string, string) {
 			// the PV ours chose (upstream chose another) was deleted (legitimate).
 			if slices.Contains(o.Deleting, k) {
 				deleting = append(deleting, k)
+				continue
+			}
+			// Ours gave a volume that fit it to a claim that volume fits worse, while that claim
+			// could have had a volume it fits better (bug 17): not a competition ours lost by
+			// timing, a worse choice, where upstream bound the claim without breaking a rule.
+			if d := o.WorseFits[k]; d != "" && strings.HasPrefix(ov, string(v1.ClaimPending)) && !upstreamBroke(u, k) {
+				worse = append(worse, fmt.Sprintf("%s (ours %q, upstream %q): %s", k, ov, uv, d))
 				continue
 			}
 			phase, x, _ := strings.Cut(ov, " ")
@@ -215,6 +223,9 @@ func compareEnds(o, u result) (string, string) {
 	case len(upOnly) > 0:
 		slices.Sort(upOnly)
 		return outcomeUpstreamMore, strings.Join(upOnly, ", ")
+	case len(worse) > 0:
+		slices.Sort(worse)
+		return outcomeWorseFit, strings.Join(worse, ", ")
 	case len(upstreamViolated) > 0:
 		return outcomeUpstreamViolation, strings.Join(upstreamViolated, ", ")
 	case len(contested) > 0:

@@ -89,6 +89,7 @@ func TestSharedPlacementFindingIsReported(t *testing.T) {
 		t.Errorf("shared placement finding failed the seed: %v", fails)
 	}
 	upstream.Violations = nil
+	ours.Arm, upstream.Arm = armOurs, armUpstream
 	if fails := newSummary().add(ours, upstream); len(fails) != 1 {
 		t.Errorf("ours alone: %d failures, want 1", len(fails))
 	}
@@ -191,5 +192,32 @@ func TestCompareEndsPreboundVolumeWentToAnotherClaim(t *testing.T) {
 	ours.BindPairs = map[string]int{"ns1/c-4 -> pv-3": 1}
 	if got, _ := compareEnds(ours, upstream); got != outcomeUpstreamMore {
 		t.Errorf("no other claim had pv-4: outcome %q, want %q (a failure)", got, outcomeUpstreamMore)
+	}
+}
+
+// Seed 583 (the offer's first draft, patch 0017): ours left ns2/pool-c-2 Pending, its volume given
+// to a claim whose own volume stayed free; upstream bound it. A failure, not a competition; the
+// same end without that finding is one ours lost by order.
+func TestCompareEndsWorseFitFails(t *testing.T) {
+	ours := result{
+		Claims:    map[string]string{"ns2/pool-c-2": "Pending", "ns2/pool-c-0": "Bound pool-pv-2"},
+		Volumes:   map[string]string{"pool-pv-2": "Bound ns2/pool-c-0", "pool-pv-0": "Available "},
+		BindPairs: map[string]int{"ns2/pool-c-0 -> pool-pv-2": 1},
+		WorseFits: map[string]string{"ns2/pool-c-2": "pool-pv-2 (12Gi) went to ns2/pool-c-0 (6Gi), which pool-pv-0 (6Gi, still free) fits better"},
+	}
+	upstream := result{
+		Claims:  map[string]string{"ns2/pool-c-2": "Bound pool-pv-2", "ns2/pool-c-0": "Bound pool-pv-0"},
+		Volumes: map[string]string{"pool-pv-2": "Bound ns2/pool-c-2", "pool-pv-0": "Bound ns2/pool-c-0"},
+	}
+	if got, detail := compareEnds(ours, upstream); got != outcomeWorseFit {
+		t.Errorf("outcome %q (%s), want %q", got, detail, outcomeWorseFit)
+	}
+	ours.Arm, upstream.Arm = armOurs, armUpstream
+	if fails := newSummary().add(ours, upstream); len(fails) != 1 {
+		t.Errorf("findings %v, want the worse fit", fails)
+	}
+	ours.WorseFits = nil
+	if got, _ := compareEnds(ours, upstream); got == outcomeWorseFit || got == outcomeUpstreamMore {
+		t.Errorf("without the worse fit: outcome %q, want a competition", got)
 	}
 }

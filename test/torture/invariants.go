@@ -86,6 +86,11 @@ type checker struct {
 	// sawBefore tells whether the binder's informer of a resource had delivered a resourceVersion
 	// at an earlier instant (apiServer.sawBefore); nil: it always had.
 	sawBefore func(resource string, rv int64) bool
+	// strictChoice holds the arm to ours' promise on volumes about to turn Available
+	// (checkBetterComing).
+	strictChoice bool
+	// matchedBinds: the matched binds made while a better volume was free (noteWorseFit).
+	matchedBinds []matchedBindRecord
 }
 
 func (c *checker) binderKnew(resource string, rv int64) bool {
@@ -195,6 +200,8 @@ func (c *checker) observeVolume(e event, byUser bool) {
 	if refUID(old) == "" && refUID(pv) != "" {
 		if claim := c.byUID[refUID(pv)]; claim != nil {
 			c.checkChoice(e.RV, old, claim)
+			c.checkBetterComing(e.RV, old, claim)
+			c.noteWorseFit(old, claim)
 		}
 		// The binder gave a volume that named no claim to a claim already Bound to (or Lost
 		// from) a volume of that name: a re-created volume, or a cache behind the API.

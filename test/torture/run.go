@@ -47,6 +47,9 @@ type result struct {
 	Pending int   `json:"pending"`
 	// Events counts the binder's events by object, type and reason (apiServer.events).
 	Events map[string]int `json:"events,omitempty"`
+	// WorseFits: the claims left Pending at the end whose fitting volume went to a claim it fits
+	// worse (checker.noteWorseFit), namespace/name -> what happened.
+	WorseFits map[string]string `json:"worseFits,omitempty"`
 	// Settle is the virtual time from the last operation to the binder's last write.
 	Settle time.Duration `json:"settle"`
 	Error  string        `json:"error,omitempty"`
@@ -80,6 +83,7 @@ func runArm(arm string, w workload) (res result) {
 	res = result{Seed: w.Seed, Arm: arm, Faults: w.Faults.String(), Ops: len(w.Ops)}
 	s := newAPIServer()
 	chk := newChecker()
+	chk.strictChoice = arm == armOurs
 	if os.Getenv("TORTURE_TRACE") != "" {
 		chk.trace = func(e event) { fmt.Fprintf(os.Stderr, "%s %s\n", arm, traceLine(e, chk.start)) }
 	}
@@ -112,21 +116,32 @@ func runArm(arm string, w workload) (res result) {
 		res.Error = err.Error()
 		return res
 	}
-	factory.Start(ctx.Done())
 	binderCtx, stopBinder := context.WithCancel(ctx)
 	s.mu.Lock()
 	s.stopBinder = stopBinder
 	s.mu.Unlock()
 	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		ctrl.Run(binderCtx)
-	}()
+	// The binder starts before the operation at index w.BinderAfter (a binder that was not
+	// running when the first objects were created lists them all at once).
+	started := false
+	startBinder := func() {
+		started = true
+		factory.Start(ctx.Done())
+		go func() {
+			defer close(stopped)
+			ctrl.Run(binderCtx)
+		}()
+	}
 	defer func() {
 		cancel()
-		<-stopped
+		if started {
+			<-stopped
+		}
 		factory.Shutdown()
 	}()
+	if w.BinderAfter == 0 {
+		startBinder()
+	}
 
 	// Watch cuts and compactions at times the seed draws over the operations' span.
 	var span time.Duration
@@ -206,7 +221,13 @@ func runArm(arm string, w workload) (res result) {
 
 	for i, o := range w.Ops {
 		time.Sleep(o.After)
+		if i == w.BinderAfter && i > 0 {
+			startBinder()
+		}
 		apply(ctx, s, user, o, i)
+	}
+	if w.BinderAfter >= len(w.Ops) && w.BinderAfter > 0 {
+		startBinder()
 	}
 	lastOp := time.Now()
 	<-faultsDone
@@ -245,6 +266,9 @@ func runArm(arm string, w workload) (res result) {
 	res.Writes = maps.Clone(s.writes)
 	res.WorkloadWrites = s.workloadWrites
 	res.Events = maps.Clone(s.events)
+	if w := chk.worseFits(pvs, pvcs); len(w) > 0 {
+		res.WorseFits = w
+	}
 	s.mu.Unlock()
 	res.Claims, res.Volumes = endState(pvs, pvcs)
 	extra, pending := excess(pvs, pvcs)
@@ -254,6 +278,7 @@ func runArm(arm string, w workload) (res result) {
 			res.Deleting = append(res.Deleting, claimKey(c))
 		}
 	}
+
 	cancel()
 	<-provDone
 	<-protDone

@@ -239,7 +239,7 @@ func replayCommand(seed uint64) string {
 // replay runs one seed in this process, ours first with its logs, then upstream in a child.
 func replay(t *testing.T, seed uint64) {
 	w := generate(seed)
-	t.Logf("seed %d, faults %s, protection %t, %d operations:", seed, w.Faults, w.Protection, len(w.Ops))
+	t.Logf("seed %d, faults %s, protection %t, pool %t, binder from operation %d, %d operations:", seed, w.Faults, w.Protection, w.Pool, w.BinderAfter, len(w.Ops))
 	for i, o := range w.Ops {
 		t.Logf("  %3d %s", i, o)
 	}
@@ -276,34 +276,42 @@ func replay(t *testing.T, seed uint64) {
 // these broke an invariant in at least one of a few runs before its fix.
 // regressions: seeds that found a bug, each failing before its fix. Seeds found before the model
 // had the storage-object-in-use protection replay without it (TORTURE_PROTECTION=off), the
-// workload they were found with; protected marks a seed found with it.
+// workload they were found with; protected marks a seed found with it. Likewise seeds found
+// before the model had pools replay without one (TORTURE_POOL=off); pool marks a seed found with
+// one.
 var regressions = []struct {
 	seed      uint64
 	bug       string
 	protected bool
+	pool      bool
 }{
-	{1016, "patch 0011: a claimRef write without answer; patch 0012: the claim's own volume in a wider access-mode group", false},
-	{1902, "patch 0012 (two volumes reserving one claim)", false},
-	{2260, "patch 0012: among two volumes reserving one claim, a retry bound the other one", false},
-	{2095, "patch 0014: a stale claim's retry wrote Bound on the volume Released from it", false},
-	{39, "patch 0013: a Lost claim bound again to a re-created Block volume", false},
-	{116, "patch 0013: a Lost claim bound again to a re-created volume of other access modes", false},
-	{1151, "patch 0013: a Lost claim bound again to a smaller re-created volume", false},
-	{1694, "patch 0003: a Bound claim whose re-created volume names another claim", false},
-	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4", false},
-	{1796232412453794510, "patch 0017 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim", false},
-	{1796230759831335717, "patch 0014: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)", false},
-	{5237, "patch 0015: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0017 (first draft): a RWO claim bound to the RWOP volume offered to it", false},
-	{1796299422631506327, "patch 0020: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)", false},
-	{1796237723973664645, "patch 0020: the same path (torture bug 16, both arms: a claim Bound to a re-created PV reserving another claim; 4 of 4 replays before the fix)", false},
-	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)", false},
-	{1796299422631514156, "patch 0003 (its version check) and 0021: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)", false},
-	{1796233121677576072, "patch 0003 (its version check) and 0021: the same hot loop (torture bug 14; 10 of 40 replays hung before)", false},
-	{1796362331656849586, "patch 0003 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)", false},
-	{484, "patch 0022: a claim being deleted (a pod uses it) bound by the matcher, and with the patch's first version bound to another volume than the one reserving it by UID (6 of 6 replays failed before)", true},
-	{1796391567197676141, "patch 0012: a claim whose half-done bind's volume was deleted (pv-protection keeps it Bound) matched or provisioned a second volume, both Bound to it (2 of 2 replays failed before)", true},
-	{1796391567197680375, "patch 0012: the same, with a provisioned volume (2 of 2 replays failed before)", true},
-	{1796398784801077566, "harness (torture bug 26): a volume a user created with the UID of a claim that already named it, of access modes the claim does not ask for, judged the binder's misfit when the claim's status went Bound (both arms, 7 of 7 replays failed before)", false},
+	{1016, "patch 0011: a claimRef write without answer; patch 0012: the claim's own volume in a wider access-mode group", false, false},
+	{1902, "patch 0012 (two volumes reserving one claim)", false, false},
+	{2260, "patch 0012: among two volumes reserving one claim, a retry bound the other one", false, false},
+	{2095, "patch 0014: a stale claim's retry wrote Bound on the volume Released from it", false, false},
+	{39, "patch 0013: a Lost claim bound again to a re-created Block volume", false, false},
+	{116, "patch 0013: a Lost claim bound again to a re-created volume of other access modes", false, false},
+	{1151, "patch 0013: a Lost claim bound again to a smaller re-created volume", false, false},
+	{1694, "patch 0003: a Bound claim whose re-created volume names another claim", false, false},
+	{163, "harness: settled while a provisioning retry was still due (quiet shorter than upstream's 2m2s provisioning back-off); failed 5 of 6 on v1.35.4", false, false},
+	{1796232412453794510, "patch 0017 (draft): an offered volume won over the volume reserving the claim by claimRef, both Bound to the claim", false, false},
+	{1796230759831335717, "patch 0014: a volume Released from a claim written Bound by its own sync, for a stale copy of the deleted claim (1 of 30 replays before the fix)", false, false},
+	{5237, "patch 0015: a claim still Bound to a deleted volume when the run settled, its Lost write's retries backed off behind the shared rate limit; patch 0017 (first draft): a RWO claim bound to the RWOP volume offered to it", false, false},
+	{1796299422631506327, "patch 0020: a claim's bind completed against a cached volume deleted and created again for another claim, two claims Bound to it (3 of 5 replays before the fix)", false, false},
+	{1796237723973664645, "patch 0020: the same path (torture bug 16, both arms: a claim Bound to a re-created PV reserving another claim; 4 of 4 replays before the fix)", false, false},
+	{1796236909468372995, "harness (torture bug 15): the model's scheduler placed a pod on another node's free volume while a volume on node-a reserved its claim, as kube-scheduler's FindMatchingVolume never does (9 of 10 replays failed, in both arms)", false, false},
+	{1796299422631514156, "patch 0003 (its version check) and 0021: a deleted claim brought back by an informer behind the cache, a hot loop of Lost writes (1 of 6 replays hung before)", false, false},
+	{1796233121677576072, "patch 0003 (its version check) and 0021: the same hot loop (torture bug 14; 10 of 40 replays hung before)", false, false},
+	{1796362331656849586, "patch 0003 on v1.38: a volume deleted before the controller observed its bind reached the delete handler without claimRef, its Bound claim never synced again (failed every replay on v1.38.0-beta.0 before the fix)", false, false},
+	{484, "patch 0022: a claim being deleted (a pod uses it) bound by the matcher, and with the patch's first version bound to another volume than the one reserving it by UID (6 of 6 replays failed before)", true, false},
+	{1796391567197676141, "patch 0012: a claim whose half-done bind's volume was deleted (pv-protection keeps it Bound) matched or provisioned a second volume, both Bound to it (2 of 2 replays failed before)", true, false},
+	{1796391567197680375, "patch 0012: the same, with a provisioned volume (2 of 2 replays failed before)", true, false},
+	{1796398784801077566, "harness (torture bug 26): a volume a user created with the UID of a claim that already named it, of access modes the claim does not ask for, judged the binder's misfit when the claim's status went Bound (both arms, 7 of 7 replays failed before)", false, false},
+	{60, "patch 0016 (torture bug 10): a pool claim given a larger volume while its own was about to turn Available (5 of 5 replays failed with betterFitComing disabled)", false, true},
+	{583, "patch 0017 (torture bug 17): a binder started on a pool, a claim given a larger volume while its own stayed free and the claim that volume fit left Pending (3 of 5 replays failed with the offer's first draft: oldest claim first, offered volumes not holding a match back)", true, true},
+	{1178, "patch 0017 (torture bug 17): the same, the binder running from the start (2 of 4 replays failed with the first draft)", false, true},
+	{2069, "patch 0017 (torture bug 17): the same, a binder started on a pool under faults (2 of 4 replays failed with the first draft)", true, true},
+	{2440, "patch 0017 (torture bug 17): the same (2 of 4 replays failed with the first draft)", true, true},
 }
 
 func TestTortureRegressions(t *testing.T) {
@@ -319,15 +327,27 @@ func TestTortureRegressions(t *testing.T) {
 	for _, r := range regressions {
 		for i := range runs {
 			var res result
-			w, replay := generate(r.seed), "TORTURE_PROTECTION=off "+replayCommand(r.seed)
+			w, env := generate(r.seed), []string{"TORTURE_PROTECTION=off", "TORTURE_POOL=off"}
 			if !r.protected {
 				w = w.withoutProtection()
 			} else {
-				replay = "TORTURE_PROTECTION=on " + replayCommand(r.seed)
+				env[0] = "TORTURE_PROTECTION=on"
 			}
+			if !r.pool {
+				w = w.withoutPool()
+			} else {
+				env[1] = "TORTURE_POOL=on"
+			}
+			replay := strings.Join(env, " ") + " " + replayCommand(r.seed)
 			synctest.Test(t, func(t *testing.T) { res = runArm(armOurs, w) })
 			for _, v := range res.Violations {
 				t.Errorf("seed %d (run %d; %s): %s\n  replay: %s", r.seed, i+1, r.bug, v, replay)
+			}
+			// Upstream's arm is not run here: a claim left Pending while its volume went to a
+			// claim with a better volume still free fails alone (the run's differential also
+			// asks that upstream bound it).
+			for k, d := range res.WorseFits {
+				t.Errorf("seed %d (run %d; %s): %s left Pending: %s\n  replay: %s", r.seed, i+1, r.bug, k, d, replay)
 			}
 		}
 	}
