@@ -105,8 +105,8 @@ func run(ctx context.Context, cfg clustertorture.Config, rec clustertorture.Reco
 			return 2, fmt.Errorf("arm %s: %w", arm, err)
 		}
 		results = append(results, r)
-		fmt.Printf("%s: %d violations, settled %t after %s; %d claims ever Bound; %d kills; restarts %v, %d compactions; proxy %s\n", arm, len(r.Violations), r.Settled,
-			r.SettleTime.Round(100*time.Millisecond), r.BoundEver, r.Kills, r.Restarts, r.Compactions, countsLine(r.Faults))
+		fmt.Printf("%s: %d violations, settled %t after %s; %d claims ever Bound; %d kills; restarts %v, exits %v, %d compactions; proxy %s\n", arm, len(r.Violations), r.Settled,
+			r.SettleTime.Round(100*time.Millisecond), r.BoundEver, r.Kills, r.Restarts, r.ComponentExits, r.Compactions, countsLine(r.Faults))
 		for _, v := range r.Violations {
 			fmt.Printf("  %s: %s\n", arm, v)
 		}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 )
 
 // Control-plane components the torture crashes and restarts.
@@ -24,6 +27,19 @@ const (
 	ComponentAPIServer = "kube-apiserver"
 	ComponentEtcd      = "etcd"
 )
+
+// supervisedComponents are restarted when they exit, as a kubelet restarts a static pod:
+// kube-scheduler and kube-controller-manager exit when they lose their leader Lease, which an
+// apiserver or etcd crash longer than their renew deadline costs them. Without this, a cluster
+// whose scheduler had exited placed no pod for the rest of a 30-minute run and the run passed.
+var supervisedComponents = []string{"kube-scheduler", "kube-controller-manager"}
+
+// process is what starts a component again: its command line, directory and environment.
+type process struct {
+	argv []string
+	dir  string
+	env  []string
+}
 
 // controlPlane crashes and restarts the local cluster's etcd and kube-apiserver, and compacts
 // etcd. kwokctl's binary runtime runs one process per component and keeps its pid in
@@ -36,6 +52,11 @@ type controlPlane struct {
 	client       clientset.Interface
 	restarts     map[string]int
 	compactions  int
+	// supervised: the command of each supervised component, read while it ran; exits counts
+	// the times one exited by itself and was started again.
+	supervised map[string]process
+	mu         sync.Mutex
+	exits      map[string]int
 }
 
 func newControlPlane(dir string, client clientset.Interface) (*controlPlane, error) {
@@ -53,7 +74,78 @@ func newControlPlane(dir string, client clientset.Interface) (*controlPlane, err
 		return nil, fmt.Errorf("etcd's command line has no --listen-client-urls")
 	}
 	endpoint = strings.Replace(endpoint, "0.0.0.0", "127.0.0.1", 1)
-	return &controlPlane{dir: dir, etcdEndpoint: endpoint, client: client, restarts: map[string]int{}}, nil
+	c := &controlPlane{dir: dir, etcdEndpoint: endpoint, client: client, restarts: map[string]int{},
+		supervised: map[string]process{}, exits: map[string]int{}}
+	for _, component := range supervisedComponents {
+		argv, wd, env, err := processOf(filepath.Join(dir, "pids", component+".pid"))
+		if err != nil {
+			return nil, fmt.Errorf("%s must be running: %w", component, err)
+		}
+		c.supervised[component] = process{argv: argv, dir: wd, env: env}
+	}
+	return c, nil
+}
+
+// supervise starts a supervised component again whenever it has exited, checking every period
+// until ctx ends.
+func (c *controlPlane) supervise(ctx context.Context, period time.Duration) {
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(period):
+		}
+		for _, component := range supervisedComponents {
+			pidFile := filepath.Join(c.dir, "pids", component+".pid")
+			if running(pidFile) {
+				continue
+			}
+			logger.Info("Cluster torture: a control-plane component exited, starting it again", "component", component)
+			if err := c.start(component, c.supervised[component]); err != nil {
+				logger.Error(err, "Cluster torture: starting a control-plane component again", "component", component)
+				continue
+			}
+			c.mu.Lock()
+			c.exits[component]++
+			c.mu.Unlock()
+		}
+	}
+}
+
+// exited returns how often each supervised component exited by itself.
+func (c *controlPlane) exited() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.exits)
+}
+
+// running tells whether the process of a pid file is alive (not gone, not a zombie).
+func running(pidFile string) bool {
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/stat")
+	return err == nil && !zombie(stat)
+}
+
+// start runs a component's command, its output appended to its log, and writes its pid file so
+// that kwokctl still stops it.
+func (c *controlPlane) start(component string, p process) error {
+	log, err := os.OpenFile(filepath.Join(c.dir, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = p.dir, p.env, log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", component, err)
+	}
+	go func() { _ = cmd.Wait() }() // reaped by us until the torture ends
+	return os.WriteFile(filepath.Join(c.dir, "pids", component+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 }
 
 // processOf reads a running process's command line, directory and environment from its pid file.
@@ -116,19 +208,7 @@ func (c *controlPlane) restart(ctx context.Context, component string, down time.
 	case <-ctx.Done():
 	case <-time.After(down):
 	}
-	log, err := os.OpenFile(filepath.Join(c.dir, "logs", component+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("restarting %s: %w", component, err)
-	}
-	go func() { _ = cmd.Wait() }() // reaped by us until the torture ends
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+	if err := c.start(component, process{argv: argv, dir: dir, env: env}); err != nil {
 		return err
 	}
 	c.restarts[component]++

@@ -8,5 +8,7 @@
 // same k8s.io/kubernetes release).
 //
 // Files: arms.go (the binder processes), workload.go (the operations), checker.go (the
-// invariants), run.go (one arm: faults, kills, settling), report.go (both arms side by side).
+// invariants), controlplane.go (crashes of the apiserver and etcd; kube-scheduler and KCM started
+// again when they exit, as a kubelet would), placement.go (a settled run's WaitForFirstConsumer
+// pods placed), run.go (one arm: faults, kills, settling), report.go (both arms side by side).
 package clustertorture

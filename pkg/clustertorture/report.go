@@ -62,6 +62,9 @@ func WriteReport(w io.Writer, cfg Config, arms []*ArmResult) error {
 	row("kube-apiserver / etcd SIGKILLed and restarted / etcd compactions", func(a *ArmResult) string {
 		return fmt.Sprintf("%d / %d / %d", a.Restarts[ComponentAPIServer], a.Restarts[ComponentEtcd], a.Compactions)
 	})
+	row("kube-scheduler / kube-controller-manager exited by themselves (started again)", func(a *ArmResult) string {
+		return fmt.Sprintf("%d / %d", a.ComponentExits["kube-scheduler"], a.ComponentExits["kube-controller-manager"])
+	})
 	faults := map[string]bool{}
 	ops := map[string]bool{}
 	for _, a := range arms {

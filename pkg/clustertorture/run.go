@@ -73,10 +73,13 @@ type ArmResult struct {
 	Kills      int
 	Exits      int
 	Outages    int
-	// Restarts of control-plane components by name; Compactions of etcd.
-	Restarts    map[string]int
-	Compactions int
-	Violations  []string
+	// Restarts of control-plane components by name; Compactions of etcd; ComponentExits: the
+	// supervised components (kube-scheduler, kube-controller-manager) that exited by themselves
+	// and were started again, by name.
+	Restarts       map[string]int
+	ComponentExits map[string]int
+	Compactions    int
+	Violations     []string
 	// Claims at the end, Bound at the end, claims ever seen Bound.
 	Claims, Bound, BoundEver int
 	// BoundByClass: claims ever Bound by storage class.
@@ -133,6 +136,11 @@ func RunArm(ctx context.Context, cfg Config) (*ArmResult, error) {
 	defer binders.stopAll()
 
 	res := &ArmResult{Arm: cfg.Arm, Seed: cfg.Seed, Duration: cfg.Duration}
+	if plane != nil {
+		superviseCtx, stopSupervising := context.WithCancel(ctx)
+		defer stopSupervising()
+		go plane.supervise(superviseCtx, 2*time.Second)
+	}
 	work := newWorkload(client, cfg.Namespace, run, cfg.Seed, nodes)
 	chaos := rand.New(rand.NewPCG(cfg.Seed^0xc4a05, cfg.Seed))
 	between := func(mean time.Duration) <-chan time.Time {
@@ -216,6 +224,11 @@ loop:
 	res.SettleTime = max(time.Since(stopped)-quiet(), 0)
 	check.scan(true)
 	res.Violations, res.Claims, res.Bound, res.BoundEver, res.BoundByClass = check.result()
+	left, err := waitPlaced(ctx, client, cfg.Namespace, runClasses(run), placementWait)
+	if err != nil {
+		return nil, fmt.Errorf("reading the run's pods, claims and volumes: %w", err)
+	}
+	res.Violations = append(res.Violations, left...)
 	res.CheckerLag = check.lagged()
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()
@@ -223,7 +236,7 @@ loop:
 	res.Kills = binders.kills
 	res.Exits = binders.exits
 	if plane != nil {
-		res.Restarts, res.Compactions = plane.restarts, plane.compactions
+		res.Restarts, res.Compactions, res.ComponentExits = plane.restarts, plane.compactions, plane.exited()
 	}
 	logger.Info("Cluster torture: arm done", "arm", cfg.Arm, "violations", len(res.Violations), "settled", res.Settled, "settleTime", res.SettleTime)
 	// The next arm's objects must not meet this one's (its classes keep them apart anyway), so a
