@@ -5,6 +5,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // The end states of seed 1796164846233840766 (make torture, 2026-12-01): ns1/c-6 pre-bound to
@@ -219,5 +222,22 @@ func TestCompareEndsWorseFitFails(t *testing.T) {
 	ours.WorseFits = nil
 	if got, _ := compareEnds(ours, upstream); got == outcomeWorseFit || got == outcomeUpstreamMore {
 		t.Errorf("without the worse fit: outcome %q, want a competition", got)
+	}
+}
+
+// Seed 1796413082435382368 (30-minute run, 2026-12-04): a volume a user bound by UID to a claim
+// that went to another volume; ours, faster, unbound it (upstream's unbindVolume: the UID cleared,
+// then Available) before the user deleted it, upstream's resync came after the deletion. Ours
+// wrote one more, for an unbind upstream never did: the unbind counts as a change of its own, and
+// the writes of runs that differ in it are not compared.
+func TestUnbindIsWorkOfItsOwn(t *testing.T) {
+	c := newChecker()
+	bound := choiceVolume("pv-0", "2Gi")
+	bound.Spec.ClaimRef = &v1.ObjectReference{Namespace: "ns2", Name: "c-2", UID: "uid-7-c-2"}
+	unbound := bound.DeepCopy()
+	unbound.Spec.ClaimRef.UID = ""
+	c.countTransition(event{Binder: true, Type: watch.Modified, Resource: resPV, Old: bound, New: unbound})
+	if c.transitions["pv unbind"] != 1 {
+		t.Errorf("transitions %v, want one unbind", c.transitions)
 	}
 }

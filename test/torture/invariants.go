@@ -322,8 +322,16 @@ func (c *checker) countTransition(e event) {
 	}
 	switch o := e.New.(type) {
 	case *v1.PersistentVolume:
-		if old := e.Old.(*v1.PersistentVolume); old.Status.Phase != o.Status.Phase {
+		old := e.Old.(*v1.PersistentVolume)
+		if old.Status.Phase != o.Status.Phase {
 			c.transitions["pv "+string(o.Status.Phase)]++
+		}
+		// An unbind (a claimRef's UID cleared, or the claimRef) is work of its own: upstream's
+		// unbindVolume of a volume a user bound to a claim that went to another volume, done by
+		// one arm only when the other's slower resync came after the volume's deletion (seed
+		// 1796413082435382368: two writes, not compared with the other arm's one).
+		if refUID(old) != "" && refUID(o) == "" {
+			c.transitions["pv unbind"]++
 		}
 	case *v1.PersistentVolumeClaim:
 		if old := e.Old.(*v1.PersistentVolumeClaim); old.Status.Phase != o.Status.Phase {
