@@ -297,7 +297,7 @@ func (s *summary) String() string {
 	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
 		fmt.Fprintf(&b, "differential: %d x %s\n", s.outcomes[k], k)
 	}
-	fmt.Fprintf(&b, "fault-free seeds with the same end state, phase changes and binds: %d; binder writes ours %d, upstream %d; every client's ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
+	fmt.Fprintf(&b, "fault-free seeds with the same end state, phase changes, unbinds and binds: %d; binder writes ours %d, upstream %d; every client's ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
 	fmt.Fprintf(&b, "\nsettled findings ours shared with upstream (not failed): %d", s.sharedLiveness)
 	fmt.Fprintf(&b, "\nscheduler/binder placement findings shared with upstream (bug 20, not failed): %d", s.sharedPlacement)
 	for _, m := range s.moreWrites {
