@@ -61,7 +61,7 @@ const (
 	outcomeVolumesDiffer     = "same claims, volumes in other phases (timing: a claim deleted before or after its bind)"
 	outcomeNotCompared       = "not compared: an arm was stopped in a hot loop"
 	outcomeDeletingClaim     = "a claim being deleted (a pod still uses it): upstream bound it, ours starts no bind for it (its deletion came first, or upstream's violation)"
-	outcomeDeletedFirst      = "a pre-bound claim's PV deleted before ours bound it; upstream bound it first, and pv-protection holds it (timing)"
+	outcomeDeletedFirst      = "a pre-bound claim's PV deleted before ours bound it (a namesake may have come since); upstream bound it first, and pv-protection holds it (timing)"
 	outcomeEarlierClaim      = "a re-created claim's PV Released (Retain) or Failed (Delete, no deleter) from its earlier namesake, which only ours had bound before its deletion: never bound to another claim"
 )
 
@@ -209,10 +209,12 @@ func compareEnds(o, u result) (string, string) {
 				upstreamViolated = append(upstreamViolated, k)
 				continue
 			}
-			// The PV is gone in ours' end and lives on in upstream's: the user deleted it; upstream
-			// had bound it before, and pv-protection keeps a Bound volume. Ours' speed is judged
-			// where the PV stays (the settled liveness checks), not by this race.
-			if _, inOurs := o.Volumes[x]; !inOurs && strings.HasPrefix(u.Volumes[x], string(v1.VolumeBound)+" ") {
+			// The PV is gone in ours' end (or another was created under its name since) and lives
+			// on in upstream's: the user deleted it; upstream had bound it before, and
+			// pv-protection keeps a Bound volume (seed 1796413630941399323: the namesake created
+			// after the deletion is of a class the claim does not fit). Ours' speed is judged where
+			// the PV stays (the settled liveness checks), not by this race.
+			if _, inOurs := o.Volumes[x]; (!inOurs || slices.Contains(o.Recreated, x)) && strings.HasPrefix(u.Volumes[x], string(v1.VolumeBound)+" ") {
 				deletedFirst = append(deletedFirst, k)
 				continue
 			}

@@ -148,6 +148,12 @@ func TestCompareEndsPreboundVolumeDeletedBeforeOursBoundIt(t *testing.T) {
 	if got, _ := compareEnds(ours, upstream); got != outcomeUpstreamMore {
 		t.Errorf("pv-14 free and the claim Pending: outcome %q, want %q (a failure)", got, outcomeUpstreamMore)
 	}
+	// Seed 1796413630941399323 (30-minute run, 2026-12-04): a pv-14 created again after the
+	// deletion, of a class the claim does not fit (else the settled liveness check fails ours).
+	ours.Recreated = []string{"pv-14"}
+	if got, detail := compareEnds(ours, upstream); got != outcomeDeletedFirst {
+		t.Errorf("pv-14 deleted and created again: outcome %q (%s), want %q", got, detail, outcomeDeletedFirst)
+	}
 }
 
 // Seed 348 with protection (2026-12-04): ns1/c-5, used by a pod, was deleted and lingers. Upstream

@@ -89,6 +89,8 @@ type checker struct {
 	// strictChoice holds the arm to ours' promise on volumes about to turn Available
 	// (checkBetterComing).
 	strictChoice bool
+	// pvCreates counts the volumes created under each name.
+	pvCreates map[string]int
 	// matchedBinds: the matched binds made while a better volume was free (noteWorseFit).
 	matchedBinds []matchedBindRecord
 }
@@ -168,6 +170,10 @@ func (c *checker) observeVolume(e event, byUser bool) {
 	switch e.Type {
 	case watch.Added:
 		c.pvs[pv.Name] = pv
+		if c.pvCreates == nil {
+			c.pvCreates = map[string]int{}
+		}
+		c.pvCreates[pv.Name]++
 		if pv.Spec.ClaimRef != nil {
 			c.userReserved[pv.UID] = refKey(pv.Spec.ClaimRef)
 			if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {

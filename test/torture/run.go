@@ -47,6 +47,8 @@ type result struct {
 	Pending int   `json:"pending"`
 	// Events counts the binder's events by object, type and reason (apiServer.events).
 	Events map[string]int `json:"events,omitempty"`
+	// Recreated: the volumes whose object at the end is not the first created under their name.
+	Recreated []string `json:"recreated,omitempty"`
 	// WorseFits: the claims left Pending at the end whose fitting volume went to a claim it fits
 	// worse (checker.noteWorseFit), namespace/name -> what happened.
 	WorseFits map[string]string `json:"worseFits,omitempty"`
@@ -268,6 +270,11 @@ func runArm(arm string, w workload) (res result) {
 	res.Events = maps.Clone(s.events)
 	if w := chk.worseFits(pvs, pvcs); len(w) > 0 {
 		res.WorseFits = w
+	}
+	for _, pv := range pvs {
+		if chk.pvCreates[pv.Name] > 1 {
+			res.Recreated = append(res.Recreated, pv.Name)
+		}
 	}
 	s.mu.Unlock()
 	res.Claims, res.Volumes = endState(pvs, pvcs)
