@@ -307,6 +307,7 @@ var regressions = []struct {
 	{1796391567197676141, "patch 0012: a claim whose half-done bind's volume was deleted (pv-protection keeps it Bound) matched or provisioned a second volume, both Bound to it (2 of 2 replays failed before)", true, false},
 	{1796391567197680375, "patch 0012: the same, with a provisioned volume (2 of 2 replays failed before)", true, false},
 	{1796398784801077566, "harness (torture bug 26): a volume a user created with the UID of a claim that already named it, of access modes the claim does not ask for, judged the binder's misfit when the claim's status went Bound (both arms, 7 of 7 replays failed before)", false, false},
+	{1796415015810197028, "patch 0019: a volume Bound to a claim created and deleted while the claim informer relisted, Bound until the full resync (2 of 2 replays failed before)", true, false},
 	{60, "patch 0016 (torture bug 10): a pool claim given a larger volume while its own was about to turn Available (5 of 5 replays failed with betterFitComing disabled)", false, true},
 	{583, "patch 0017 (torture bug 17): a binder started on a pool, a claim given a larger volume while its own stayed free and the claim that volume fit left Pending (3 of 5 replays failed with the offer's first draft: oldest claim first, offered volumes not holding a match back)", true, true},
 	{1178, "patch 0017 (torture bug 17): the same, the binder running from the start (2 of 4 replays failed with the first draft)", false, true},

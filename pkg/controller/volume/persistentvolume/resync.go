@@ -41,14 +41,21 @@ const resyncIdlePoll = 10 * time.Millisecond
 // therefore we do our own. It re-queues only objects that may still need
 // work: claims and volumes that are not Bound (Pending or Lost claims;
 // Pending, Available, Released or Failed volumes, which include every volume
-// with a recycle or delete operation in flight). A Bound pair changes only
-// through events, which are queued as they arrive; fullResync is the safety
-// net for missed ones.
+// with a recycle or delete operation in flight), and Bound ones whose pair
+// the informers show broken (claimPairIntact, volumePairIntact): an object
+// deleted while its informer was behind (its list failing) never reaches
+// the delete handler, and its partner would wait for the full resync. An
+// intact Bound pair changes only through events, which are queued as they
+// arrive; fullResync is the safety net for missed ones.
 func (ctrl *PersistentVolumeController) resync(ctx context.Context) {
 	klog.FromContext(ctx).V(4).Info("Resyncing PV controller: unsettled claims and volumes")
 	ctrl.requeueObjects(ctx,
-		func(claim *v1.PersistentVolumeClaim) bool { return !isClaimSettled(claim) },
-		func(volume *v1.PersistentVolume) bool { return volume.Status.Phase != v1.VolumeBound },
+		func(claim *v1.PersistentVolumeClaim) bool {
+			return !isClaimSettled(claim) || !ctrl.claimPairIntact(claim)
+		},
+		func(volume *v1.PersistentVolume) bool {
+			return volume.Status.Phase != v1.VolumeBound || !ctrl.volumePairIntact(volume)
+		},
 		metrics.RequeueResync)
 }
 

@@ -102,6 +102,10 @@ var (
 		newVolume("pv-available", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty),
 		newVolume("pv-released", "1Gi", "uid-gone", "claim-gone", v1.VolumeReleased, v1.PersistentVolumeReclaimDelete, classEmpty),
 		newVolume("pv-pending", "1Gi", "", "", v1.VolumePending, v1.PersistentVolumeReclaimRetain, classEmpty),
+		// Bound to a claim the informer does not show: deleted while the claim
+		// informer was behind, no delete event will come (model torture, seed
+		// 1796415015810197028: Bound to a deleted claim until the full resync).
+		newVolume("pv-orphan", "1Gi", "uid-d", "claim-deleted", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty),
 	}
 	resyncClaims = []*v1.PersistentVolumeClaim{
 		newClaim("claim-bound", "uid-b", "1Gi", "pv-bound", v1.ClaimBound, nil, volume.AnnBindCompleted),
@@ -109,6 +113,8 @@ var (
 		newClaim("claim-lost", "uid-l", "1Gi", "pv-missing", v1.ClaimLost, nil, volume.AnnBindCompleted),
 		// Bound phase but the bind not completed: not settled.
 		newClaim("claim-half", "uid-h", "1Gi", "pv-half", v1.ClaimBound, nil),
+		// Bound to a volume the informer does not show: the same on the volume side.
+		newClaim("claim-orphan", "uid-o", "1Gi", "pv-deleted", v1.ClaimBound, nil, volume.AnnBindCompleted),
 	}
 )
 
@@ -116,10 +122,10 @@ func TestResyncQueuesOnlyUnsettledObjects(t *testing.T) {
 	ctrl, ctx := newResyncTestController(t, resyncVolumes, resyncClaims)
 	claimKeys, volumeKeys := drainDuring(ctrl, func() { ctrl.resync(ctx) })
 
-	if want := []string{"default/claim-half", "default/claim-lost", "default/claim-pending"}; !slices.Equal(claimKeys, want) {
+	if want := []string{"default/claim-half", "default/claim-lost", "default/claim-orphan", "default/claim-pending"}; !slices.Equal(claimKeys, want) {
 		t.Errorf("resync queued claims %v, want %v", claimKeys, want)
 	}
-	if want := []string{"pv-available", "pv-pending", "pv-released"}; !slices.Equal(volumeKeys, want) {
+	if want := []string{"pv-available", "pv-orphan", "pv-pending", "pv-released"}; !slices.Equal(volumeKeys, want) {
 		t.Errorf("resync queued volumes %v, want %v", volumeKeys, want)
 	}
 }
@@ -128,10 +134,10 @@ func TestFullResyncQueuesEverything(t *testing.T) {
 	ctrl, ctx := newResyncTestController(t, resyncVolumes, resyncClaims)
 	claimKeys, volumeKeys := drainDuring(ctrl, func() { ctrl.fullResync(ctx) })
 
-	if want := []string{"default/claim-bound", "default/claim-half", "default/claim-lost", "default/claim-pending"}; !slices.Equal(claimKeys, want) {
+	if want := []string{"default/claim-bound", "default/claim-half", "default/claim-lost", "default/claim-orphan", "default/claim-pending"}; !slices.Equal(claimKeys, want) {
 		t.Errorf("full resync queued claims %v, want %v", claimKeys, want)
 	}
-	if want := []string{"pv-available", "pv-bound", "pv-pending", "pv-released"}; !slices.Equal(volumeKeys, want) {
+	if want := []string{"pv-available", "pv-bound", "pv-orphan", "pv-pending", "pv-released"}; !slices.Equal(volumeKeys, want) {
 		t.Errorf("full resync queued volumes %v, want %v", volumeKeys, want)
 	}
 }
