@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
@@ -32,8 +33,16 @@ func TestUnplacedFindsAWaitForFirstConsumerPodNobodyPlaced(t *testing.T) {
 		v.Spec.StorageClassName = cl.wffc
 		v.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
 		v.Spec.Capacity[v1.ResourceStorage] = resource.MustParse(size)
+		v.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{"kwok-node-0"}}},
+		}}}}
 		return v
 	}
+	node := func(allowed string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node-0"},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse(allowed)}}}
+	}
+	other := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "kube-system"}, Spec: v1.PodSpec{NodeName: "kwok-node-0"}}
 	pod := func(node string) *v1.Pod {
 		return &v1.Pod{
 			ObjectMeta: claim().ObjectMeta,
@@ -46,7 +55,9 @@ func TestUnplacedFindsAWaitForFirstConsumerPodNobodyPlaced(t *testing.T) {
 		objects []runtime.Object
 		want    bool
 	}{
-		{"unplaced while a volume fits", []runtime.Object{claim(), volume("1Gi"), pod("")}, true},
+		{"unplaced while a volume fits", []runtime.Object{claim(), volume("1Gi"), pod(""), node("110"), other}, true},
+		{"the volume's node is full", []runtime.Object{claim(), volume("1Gi"), pod(""), node("1"), other}, false},
+		{"the claim names another volume", []runtime.Object{func() *v1.PersistentVolumeClaim { c := claim(); c.Spec.VolumeName = "wffc-9"; return c }(), volume("1Gi"), pod("")}, false},
 		{"placed", []runtime.Object{claim(), volume("1Gi"), pod("kwok-node-0")}, false},
 		{"the free volume is too small", []runtime.Object{claim(), volume("500Mi"), pod("")}, false},
 		{"another class", []runtime.Object{func() *v1.PersistentVolumeClaim { c := claim(); c.Spec.StorageClassName = ptr.To(cl.static); return c }(), volume("1Gi"), pod("")}, false},

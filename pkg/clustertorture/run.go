@@ -224,11 +224,15 @@ loop:
 	res.SettleTime = max(time.Since(stopped)-quiet(), 0)
 	check.scan(true)
 	res.Violations, res.Claims, res.Bound, res.BoundEver, res.BoundByClass = check.result()
-	left, err := waitPlaced(ctx, client, cfg.Namespace, runClasses(run), placementWait)
-	if err != nil {
-		return nil, fmt.Errorf("reading the run's pods, claims and volumes: %w", err)
+	// Only a settled run is judged (an unsettled one fails anyway); a read that fails leaves the
+	// placement unchecked, said in the log, and the result stands.
+	if res.Settled {
+		left, err := waitPlaced(ctx, client, cfg.Namespace, runClasses(run), placementWait)
+		if err != nil {
+			logger.Error(err, "Cluster torture: the WaitForFirstConsumer placement could not be checked", "arm", cfg.Arm)
+		}
+		res.Violations = append(res.Violations, left...)
 	}
-	res.Violations = append(res.Violations, left...)
 	res.CheckerLag = check.lagged()
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()

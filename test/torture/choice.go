@@ -73,6 +73,17 @@ func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim
 		chosenBefore.Spec.AccessModes, chosenBefore.Status.Phase, best.Name, best.Spec.Capacity.Storage(), best.Spec.AccessModes)
 }
 
+// rankedBefore says whether upstream's rules put a before b for any claim both fit: in an access-mode
+// group of fewer modes, or smaller in the same group. Two groups of as many modes have no order
+// (cache order breaks the tie, as upstreamChoice says), so neither is before the other.
+func rankedBefore(a, b *v1.PersistentVolume) bool {
+	ga, gb := modeGroup(a), modeGroup(b)
+	if len(ga) == len(gb) && !slices.Equal(ga, gb) {
+		return false
+	}
+	return upstreamOrder(a, b) < 0
+}
+
 // upstreamOrder compares two volumes as FindMatchingVolume ranks them for one claim: the group of
 // fewer access modes first, then the smaller.
 func upstreamOrder(a, b *v1.PersistentVolume) int {
@@ -187,7 +198,7 @@ func (c *checker) checkBetterComing(rv int64, chosenBefore *v1.PersistentVolume,
 		pv := c.pvs[name]
 		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
 			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending ||
-			c.fitsMatched(pv, claim) != nil || upstreamOrder(pv, chosenBefore) >= 0 || !c.binderKnew(resPV, rvOf(pv)) ||
+			c.fitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) ||
 			c.competitor(pv, claim) {
 			continue
 		}
@@ -233,7 +244,7 @@ func (c *checker) noteWorseFit(chosenBefore *v1.PersistentVolume, claim *v1.Pers
 		pv := c.pvs[name]
 		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
 			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending && pv.Status.Phase != v1.VolumeAvailable ||
-			c.fitsMatched(pv, claim) != nil || upstreamOrder(pv, chosenBefore) >= 0 || !c.binderKnew(resPV, rvOf(pv)) {
+			c.fitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) {
 			continue
 		}
 		better = append(better, pv.UID)

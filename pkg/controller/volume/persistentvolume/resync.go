@@ -43,8 +43,9 @@ const resyncIdlePoll = 10 * time.Millisecond
 // Pending, Available, Released or Failed volumes, which include every volume
 // with a recycle or delete operation in flight), and Bound ones whose pair
 // the informers show broken (claimPairIntact, volumePairIntact): an object
-// deleted while its informer was behind (its list failing) never reaches
-// the delete handler, and its partner would wait for the full resync. An
+// created and deleted while its informer was behind (its list failing) is
+// never in the cache, no delete notification comes for it, and its partner
+// would wait for the full resync. An
 // intact Bound pair changes only through events, which are queued as they
 // arrive; fullResync is the safety net for missed ones.
 func (ctrl *PersistentVolumeController) resync(ctx context.Context) {
