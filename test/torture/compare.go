@@ -342,7 +342,7 @@ func (s *summary) markdown(first uint64, took time.Duration) string {
 	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
 		fmt.Fprintf(&b, "| %s | %d |\n", k, s.outcomes[k])
 	}
-	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with the same phase changes: %d; binder writes ours %d, upstream %d; every client's writes of volumes and claims ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
+	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with the same phase changes, unbinds and binds: %d; binder writes ours %d, upstream %d; every client's writes of volumes and claims ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
 	fmt.Fprintf(&b, "Of those, seeds where the kinds of event the binders recorded (type, reason, object) differ: %d.\n", s.eventSeeds)
 	for _, m := range s.eventDiffers[:min(len(s.eventDiffers), 10)] {
 		fmt.Fprintf(&b, "- %s\n", m)
