@@ -57,13 +57,8 @@ func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim
 	if best == nil || !unique || best.Name == chosenBefore.Name {
 		return
 	}
-	for _, other := range c.claims {
-		if other.UID == claim.UID || other.Status.Phase != v1.ClaimPending || other.DeletionTimestamp != nil {
-			continue
-		}
-		if other.Spec.VolumeName == best.Name || other.Spec.VolumeName == "" && c.fitsMatched(best, other) == nil {
-			return // a competitor: it may rightly take that volume first
-		}
+	if c.competitor(best, claim) {
+		return // it may rightly take that volume first
 	}
 	if chosenBefore.Status.Phase != v1.VolumeAvailable && upstreamOrder(chosenBefore, best) <= 0 {
 		return

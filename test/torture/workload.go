@@ -240,13 +240,7 @@ func generate(seed uint64) workload {
 	// what each seed drew before the model had them; pods start and stop between them at no
 	// extra time.
 	r2 := rand.New(rand.NewPCG(seed, 0x70726f74656374))
-	w.Protection = r2.IntN(4) > 0
-	switch os.Getenv("TORTURE_PROTECTION") {
-	case "off":
-		w.Protection = false
-	case "on":
-		w.Protection = true
-	}
+	w.Protection = forced("TORTURE_PROTECTION", r2.IntN(4) > 0)
 	if w.Protection {
 		for range r2.IntN(nClaim + 1) {
 			target := claimNames[r2.IntN(len(claimNames))]
@@ -261,17 +255,23 @@ func generate(seed uint64) workload {
 	// The pool comes from a stream of its own too, and last: a seed without one is the workload
 	// it was before the model had pools.
 	r3 := rand.New(rand.NewPCG(seed, 0x706f6f6c))
-	w.Pool = r3.IntN(4) == 0
-	switch os.Getenv("TORTURE_POOL") {
-	case "off":
-		w.Pool = false
-	case "on":
-		w.Pool = true
-	}
+	w.Pool = forced("TORTURE_POOL", r3.IntN(4) == 0)
 	if w.Pool {
 		w.addPool(r3)
 	}
 	return w
+}
+
+// forced is drawn unless the environment variable env says "on" or "off" (a replay of a seed
+// recorded with or without a part of the model).
+func forced(env string, drawn bool) bool {
+	switch os.Getenv(env) {
+	case "off":
+		return false
+	case "on":
+		return true
+	}
+	return drawn
 }
 
 // addPool puts before w's operations a pool of volumes of distinct sizes in one Immediate class
