@@ -8,6 +8,9 @@
 #   kwok, kwokctl                 KWOK_VERSION (hack/lib.sh)
 #   kind                          KIND_VERSION (hack/lib.sh) (only make e2e-kind; not in the default set)
 #   prometheus                    hack/monitoring/go.mod, as promtool (only make e2e-kind; not in the default set)
+#   registry                      hack/tools/registry/go.mod (CNCF Distribution; make e2e-kind, push; not in the default set)
+#   local-path-provisioner        LOCAL_PATH_VERSION (hack/lib.sh) (upstream e2e's default StorageClass; not in the default set)
+#   crane                         hack/tools/image/go.mod (go-containerregistry; make push, e2e-kind; not in the default set)
 # Usage: hack/cluster/build-tools.sh [name...]   (default: all)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -64,6 +67,18 @@ for name in "${want[@]}"; do
     # only (make e2e-kind scrapes the binder with it; not in the default set).
     build prometheus "$(cd "${REPO_ROOT}/hack/monitoring" && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)" \
       bash -c "cd '${REPO_ROOT}/hack/monitoring' && go build -tags remove_all_sd,enable_kubernetes_sd -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/prometheus' github.com/prometheus/prometheus/cmd/prometheus"
+    ;;
+  registry)
+    build registry "$(cd "${tools_dir}/registry" && go list -m -f '{{.Version}}' github.com/distribution/distribution/v3)" \
+      bash -c "cd '${tools_dir}/registry' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/registry' ."
+    ;;
+  local-path-provisioner)
+    build local-path-provisioner "${LOCAL_PATH_VERSION}" \
+      env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "github.com/rancher/local-path-provisioner@${LOCAL_PATH_VERSION}"
+    ;;
+  crane)
+    build crane "$(cd "${tools_dir}/image" && go list -m -f '{{.Version}}' github.com/google/go-containerregistry)" \
+      bash -c "cd '${tools_dir}/image' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/crane' github.com/google/go-containerregistry/cmd/crane"
     ;;
   ginkgo)
     build ginkgo "$(modversion hack/tools github.com/onsi/ginkgo/v2)" \

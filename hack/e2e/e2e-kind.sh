@@ -5,11 +5,17 @@
 #   2. kind's node image: built offline (hack/e2e/kind-node-image.sh, cached), or KIND_NODE_IMAGE
 #      (e.g. the public kindest/node of our Kubernetes pin, where a registry is reachable)
 #   3. the cluster; deleted on exit, Ctrl-C included (E2E_KIND_KEEP=1 keeps it)
-#   4. our image loaded with `kind load`, RBAC, each node's kubeconfig minted by kubeadm, pv-rollout
-#      copied to each node
-#   5. ginkgo, four passes: kind-rollout (pv-rollout enable on each control-plane node in turn,
-#      pairs binding throughout), the suite's fast specs plus the kind specs, kind-upgrade (our
-#      image to a "next" one node by node and back, pairs binding throughout), kind-disable
+#   4. our image pushed to a local registry (hack/e2e/registry.sh: CNCF Distribution, built from its
+#      Go module), which every node's containerd pulls from; RBAC, each node's kubeconfig minted by
+#      kubeadm, pv-rollout copied to each node
+#   5. the passes of E2E_KIND_PASSES, in order (default: rollout suite upstream upgrade disable):
+#      upstream-kcm   Kubernetes' own storage e2e with KCM's binder (hack/e2e/upstream-e2e.sh)
+#      rollout        ginkgo kind-rollout: pv-rollout enable on each control-plane node in turn (the
+#                     first by digest, the others by tag), pairs binding throughout
+#      suite          the suite's fast specs plus the kind specs
+#      upstream       Kubernetes' own storage e2e with ours (E2E_UPSTREAM_SET: ci or full)
+#      upgrade        ginkgo kind-upgrade: our image to a "next" one node by node and back
+#      disable        ginkgo kind-disable
 #   6. a second cluster, ${CLUSTER}-kubeadm, made with the kubeadm recipe of docs/install.md 2a
 #      (deploy/kubeadm/cluster-configuration.yaml as kind's kubeadm config patch, our manifest in
 #      every control-plane node's manifests directory before kubeadm runs); ginkgo pass kind-kubeadm
@@ -21,7 +27,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
 
 CLUSTER="${KIND_CLUSTER:-pv-kind}"
-IMAGE="${IMAGE:-pv-controller-manager.local/pv-controller-manager:e2e-kind}"
+E2E_KIND_PASSES="${E2E_KIND_PASSES:-rollout suite upstream upgrade disable}"
+E2E_UPSTREAM_SET="${E2E_UPSTREAM_SET:-ci}"
 # The offline node image carries a busybox of its own; a public one pulls busybox from Docker Hub.
 TEST_IMAGE="${KIND_TEST_IMAGE:-pv-controller-manager.local/busybox:e2e}"
 [[ -n "${KIND_NODE_IMAGE:-}" ]] && TEST_IMAGE="${KIND_TEST_IMAGE:-docker.io/library/busybox:1.36}"
@@ -32,7 +39,10 @@ start=${SECONDS}
 phase() { echo "e2e-kind: [$((SECONDS - start))s] $*"; }
 
 hack/e2e/docker-setup.sh
-hack/cluster/build-tools.sh kind ginkgo kubectl prometheus >/dev/null
+hack/cluster/build-tools.sh kind ginkgo kubectl prometheus registry crane >/dev/null
+# The registry the nodes pull our image from, as operators install it (docs/install.md).
+registry="$(hack/e2e/registry.sh up)"
+IMAGE="${IMAGE:-${registry}/pv-controller-manager:e2e-kind}"
 kind="${TOOLS_BIN}/kind"
 kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${kubeconfig}" "$@"; }
 rm -rf "${out}" && mkdir -p "${out}/originals"
@@ -54,12 +64,28 @@ else
   etcd_tag="$(docker image inspect -f '{{ index .Config.Labels "io.github.fastpv.etcd-image-tag" }}' "${node_image}")"
   sed "s/ETCD_IMAGE_TAG/${etcd_tag}/" hack/e2e/kind/cluster.yaml >"${config}"
 fi
+# Every node's containerd reaches the registry from its first boot: its hosts directory, mounted in
+# (a directory: docker's --volume takes no colon in a path, and the registry's directory is named
+# host:port).
+mkdir -p "${out}/certs.d/${registry}"
+hack/e2e/registry.sh hosts-toml >"${out}/certs.d/${registry}/hosts.toml"
+awk -v hosts="${out}/certs.d" '{ print }
+  /^- role: / { print "  extraMounts:\n  - hostPath: " hosts "\n    containerPath: /etc/containerd/certs.d\n    readOnly: true" }' \
+  "${config}" >"${config}.new" && mv "${config}.new" "${config}"
 phase "building our image and tools"
-make --no-print-directory build image rollout-tool IMAGE="${IMAGE}" >/dev/null
+make --no-print-directory build image rollout-tool IMAGE="${IMAGE}" IMAGE_TAR="${out}/image.tar" >/dev/null
 # The image an upgrade moves to (kind-upgrade): this commit again, stamped as another version.
 NEXT_IMAGE="${IMAGE}-next"
 make --no-print-directory image IMAGE="${NEXT_IMAGE}" VERSION="$(git describe --tags --always --dirty 2>/dev/null)-next" \
   BIN_DIR="${out}/next-bin" IMAGE_TAR="${out}/next-image.tar" >/dev/null
+phase "pushing our images to ${registry}"
+IMAGE_DIGEST="$(hack/e2e/registry.sh push "${out}/image.tar" "${IMAGE}")"
+hack/e2e/registry.sh push "${out}/next-image.tar" "${NEXT_IMAGE}" >/dev/null
+phase "pushed ${IMAGE} as ${IMAGE_DIGEST}"
+if [[ " ${E2E_KIND_PASSES} " == *" upstream"* ]]; then
+  phase "upstream's e2e.test and its images (cached)"
+  hack/e2e/upstream-e2e.sh prepare "${registry}"
+fi
 (cd test/e2e && GOWORK=off "${TOOLS_BIN}/ginkgo" build -o "${out}/e2e.test" . >/dev/null)
 
 RECIPE_CLUSTER="${CLUSTER}-kubeadm"
@@ -93,7 +119,7 @@ create_cluster() { # create_cluster NAME CONFIG KUBECONFIG
   return 1
 }
 # The passes run with the cluster under test in KUBECONFIG and E2E_KIND_* (kind_test.go, kindSetup).
-export E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
+export E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_IMAGE_DIGEST="${IMAGE_DIGEST}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
 export E2E_KIND_ORIGINALS="${out}/originals"
 # The kind-kubeadm pass scrapes the recipe-made cluster with a real Prometheus (kind_monitoring_test.go).
 export E2E_PROMETHEUS="${TOOLS_BIN}/prometheus"
@@ -103,10 +129,23 @@ run_suite() { # run_suite NAME LABEL-FILTER
     --ginkgo.junit-report="${out}/junit-$1.xml")
 }
 
+# Kubernetes' own storage e2e (hack/e2e/upstream-e2e.sh) with the binder ARM names in place.
+# With both arms (make e2e-upstream) a failing spec does not stop the run: the parity report at the
+# end fails when a spec passed with KCM's binder and not with ours. With ours alone (CI) it fails.
+upstream_pass() {
+  phase "upstream e2e, ${1}'s binder, set ${E2E_UPSTREAM_SET}"
+  if [[ " ${E2E_KIND_PASSES} " == *" upstream-kcm "* ]]; then
+    hack/e2e/upstream-e2e.sh run "$1" "${E2E_UPSTREAM_SET}" || phase "upstream e2e, ${1}: some specs failed (the parity report judges)"
+  else
+    hack/e2e/upstream-e2e.sh run "$1" "${E2E_UPSTREAM_SET}"
+  fi
+}
+
 # An existing cluster, switched to ours as operators do it (passes 1-4 of the header).
 existing_cluster() {
   phase "creating cluster ${CLUSTER}: 3 control-plane nodes, 1 worker"
   create_cluster "${CLUSTER}" "${config}" "${kubeconfig}"
+  hack/e2e/registry.sh connect
   mapfile -t control_planes < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-control-plane' | sort)
   mapfile -t workers < <("${kind}" get nodes --name "${CLUSTER}" | grep -- '-worker' | sort)
   if [[ "${offline}" == "1" ]]; then
@@ -114,9 +153,7 @@ existing_cluster() {
     kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null
   fi
 
-  phase "loading ${IMAGE}; RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
-  "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${CLUSTER}" >/dev/null
-  "${kind}" load image-archive "${out}/next-image.tar" --name "${CLUSTER}" >/dev/null
+  phase "RBAC; kubeconfigs and pv-rollout on ${control_planes[*]}"
   for f in deploy/rbac/*.yaml; do kubectl apply -f "${f}" >/dev/null; done
   kubectl -n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}' >"${out}/cluster-configuration.yaml"
   for node in "${control_planes[@]}"; do
@@ -131,10 +168,18 @@ existing_cluster() {
   export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}"
   E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
   export E2E_KIND_CONTROL_PLANES
-  run_suite rollout 'kind-rollout'
-  run_suite suite '(kind && !kind-rollout && !kind-upgrade && !kind-disable && !kind-kubeadm) || (!kind && !slow && !node && !local && !pvc-why)'
-  run_suite upgrade 'kind-upgrade'
-  run_suite disable 'kind-disable'
+  local pass
+  for pass in ${E2E_KIND_PASSES}; do
+    case "${pass}" in
+    upstream-kcm) upstream_pass upstream ;;
+    rollout) run_suite rollout 'kind-rollout' ;;
+    suite) run_suite suite '(kind && !kind-rollout && !kind-upgrade && !kind-disable && !kind-kubeadm) || (!kind && !slow && !node && !local && !pvc-why)' ;;
+    upstream) upstream_pass ours ;;
+    upgrade) run_suite upgrade 'kind-upgrade' ;;
+    disable) run_suite disable 'kind-disable' ;;
+    *) echo "e2e-kind: unknown pass ${pass} in E2E_KIND_PASSES" >&2; return 2 ;;
+    esac
+  done
   [[ "${E2E_KIND_KEEP:-0}" == "1" ]] || "${kind}" delete cluster --name "${CLUSTER}" >/dev/null 2>&1 || true
 }
 
@@ -146,9 +191,11 @@ new_cluster_from_recipe() {
   # checks only kubeadm's own manifests). Step 3 runs in the spec.
   recipe="${out}/kubeadm"
   mkdir -p "${recipe}"
-  sed "s#image: .*pv-controller-manager:.*#image: ${IMAGE}#" deploy/static-pod/pv-controller-manager.yaml >"${recipe}/pv-controller-manager.yaml"
+  # The recipe's manifest names our image by digest, as docs/install.md recommends.
+  sed "s#image: .*pv-controller-manager:.*#image: ${IMAGE_DIGEST}#" deploy/static-pod/pv-controller-manager.yaml >"${recipe}/pv-controller-manager.yaml"
   awk -v manifest="${recipe}/pv-controller-manager.yaml" '{ print }
-    /^- role: control-plane$/ { print "  extraMounts:\n  - hostPath: " manifest "\n    containerPath: /etc/kubernetes/manifests/pv-controller-manager.yaml\n    readOnly: true" }' \
+    /^- role: / { role = $3 }
+    /^  extraMounts:$/ && role == "control-plane" { print "  - hostPath: " manifest "\n    containerPath: /etc/kubernetes/manifests/pv-controller-manager.yaml\n    readOnly: true" }' \
     "${config}" >"${recipe}/cluster.yaml"
   grep -q '^kubeadmConfigPatches:' "${recipe}/cluster.yaml" || echo 'kubeadmConfigPatches:' >>"${recipe}/cluster.yaml"
   { echo '- |'; sed -e '/^kubernetesVersion:/d' -e 's/^/  /' deploy/kubeadm/cluster-configuration.yaml; } >>"${recipe}/cluster.yaml"
@@ -158,13 +205,12 @@ new_cluster_from_recipe() {
   if [[ "${offline}" == "1" ]]; then kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null; fi
   mapfile -t control_planes < <("${kind}" get nodes --name "${RECIPE_CLUSTER}" | grep -- '-control-plane' | sort)
   mapfile -t workers < <("${kind}" get nodes --name "${RECIPE_CLUSTER}" | grep -- '-worker' | sort)
-  "${kind}" load image-archive _output/image/pv-controller-manager.tar --name "${RECIPE_CLUSTER}" >/dev/null
   for node in "${control_planes[@]}"; do
     docker cp deploy/kubeadm/pv-controller-manager-identity.sh "${node}:/root/pv-controller-manager-identity.sh"
     docker cp "${BIN_DIR}/pv-rollout" "${node}:/usr/local/bin/pv-rollout" # the rollback spec
     docker cp deploy/rbac "${node}:/root/rbac"
   done
-  export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}"
+  export KUBECONFIG="${kubeconfig}" E2E_KIND_WORKER="${workers[0]}" E2E_KIND_IMAGE="${IMAGE_DIGEST}"
   E2E_KIND_CONTROL_PLANES="$(IFS=,; echo "${control_planes[*]}")"
   export E2E_KIND_CONTROL_PLANES
   run_suite kubeadm 'kind-kubeadm'
@@ -175,4 +221,8 @@ new_cluster_from_recipe() {
 E2E_KIND_CLUSTERS="${E2E_KIND_CLUSTERS:-existing new}"
 if [[ " ${E2E_KIND_CLUSTERS} " == *" existing "* ]]; then existing_cluster; fi
 if [[ " ${E2E_KIND_CLUSTERS} " == *" new "* ]]; then new_cluster_from_recipe; fi
+if [[ " ${E2E_KIND_PASSES} " == *" upstream-kcm "* && " ${E2E_KIND_PASSES} " == *" upstream "* ]]; then
+  phase "parity of upstream's e2e, KCM's binder and ours"
+  hack/e2e/upstream-e2e.sh report
+fi
 phase "passed"

@@ -26,9 +26,9 @@ import (
 
 // kindEnv is what hack/e2e/e2e-kind.sh passes.
 type kindEnv struct {
-	engine, image, testImage, originals string
-	controlPlanes                       []string
-	worker                              string
+	engine, image, imageDigest, testImage, originals string
+	controlPlanes                                    []string
+	worker                                           string
 }
 
 func kindSetup() kindEnv {
@@ -36,7 +36,7 @@ func kindSetup() kindEnv {
 		Skip("make e2e-kind runs these (a kind cluster, node containers)")
 	}
 	e := kindEnv{
-		engine: os.Getenv("E2E_KIND_ENGINE"), image: os.Getenv("E2E_KIND_IMAGE"), testImage: os.Getenv("E2E_KIND_TEST_IMAGE"),
+		engine: os.Getenv("E2E_KIND_ENGINE"), image: os.Getenv("E2E_KIND_IMAGE"), imageDigest: os.Getenv("E2E_KIND_IMAGE_DIGEST"), testImage: os.Getenv("E2E_KIND_TEST_IMAGE"),
 		originals: os.Getenv("E2E_KIND_ORIGINALS"), controlPlanes: strings.Split(os.Getenv("E2E_KIND_CONTROL_PLANES"), ","),
 		worker: os.Getenv("E2E_KIND_WORKER"),
 	}
@@ -351,8 +351,14 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		for i, node := range e.controlPlanes {
 			stepStart := time.Now()
 			before := kcmLeaseHolder(ctx)
-			out := e.onNode(ctx, node, "/usr/local/bin/pv-rollout", "enable", "--image", e.image)
-			GinkgoWriter.Printf("step %d, %s: pv-rollout enable: %s", i+1, node, out)
+			// The first node by digest (as docs/install.md recommends), the others by tag: both
+			// references resolve to the image make e2e-kind pushed to its registry.
+			image := e.image
+			if i == 0 && e.imageDigest != "" {
+				image = e.imageDigest
+			}
+			out := e.onNode(ctx, node, "/usr/local/bin/pv-rollout", "enable", "--image", image)
+			GinkgoWriter.Printf("step %d, %s: pv-rollout enable --image %s: %s", i+1, node, image, out)
 			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(ContainSubstring("-persistentvolume-binder-controller"))
 			Eventually(ctx, staticPod(ctx, "pv-controller-manager", node, false)).WithTimeout(2 * time.Minute).WithPolling(time.Second).
 				ShouldNot(BeNil())

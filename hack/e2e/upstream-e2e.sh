@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Kubernetes' own storage e2e (k8s.io/kubernetes/test/e2e at the line's upstream tag, unmodified)
+# against a kind cluster: the specs that drive the PV binder, chosen in test/upstream-e2e/specs.txt.
+# hack/e2e/e2e-kind.sh calls it; docs/maintainers/upstream-e2e.md says what runs where.
+#
+#   upstream-e2e.sh prepare REGISTRY   build e2e.test (go test -c, cached per tag) and the test
+#                                      images the specs pull (agnhost, busybox and an nginx stand-in
+#                                      under upstream's names, local-path-provisioner), push them to REGISTRY
+#                                      (hack/e2e/registry.sh); writes the KUBE_TEST_REPO_LIST file
+#   upstream-e2e.sh run ARM SET        the specs of SET (ci or full) against KUBECONFIG, with a
+#                                      default provisioning StorageClass installed for the run and
+#                                      removed after; junit in _output/upstream-e2e/ARM.xml. ARM
+#                                      names the binder in place: upstream (KCM's) or ours
+#   upstream-e2e.sh report             the parity table of the arms that ran:
+#                                      _output/upstream-e2e/parity.md
+#   upstream-e2e.sh list SET           the focus and skip expressions SET runs with
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "${REPO_ROOT}"
+
+out="${REPO_ROOT}/_output/upstream-e2e"
+specs="${REPO_ROOT}/test/upstream-e2e/specs.txt"
+module="${REPO_ROOT}/test/upstream-e2e"
+mkdir -p "${out}"
+
+# The module that pins upstream's e2e for KUBE_VERSION: test/upstream-e2e on the default line; for
+# another line a copy of it pinned to that line's tag (its go.sum filled in by go mod tidy, from
+# the versions upstream's own go.mod names).
+e2e_module() {
+  if [[ "${KUBE_VERSION}" == "$(upstream_tag)" ]]; then
+    echo "${module}"
+    return
+  fi
+  local dir="${out}/${KUBE_VERSION}/module"
+  if [[ ! -f "${dir}/go.sum" || "$(cat "${dir}/.tag" 2>/dev/null)" != "${KUBE_VERSION}" ]]; then
+    rm -rf "${dir}" && mkdir -p "${dir}"
+    cp "${module}/go.mod" "${module}/tools.go" "${dir}/"
+    hack/release/pin-kubernetes.sh "${KUBE_VERSION}" "${dir}/go.mod" >&2
+    (cd "${dir}" && GOWORK=off go mod tidy >&2)
+    echo "${KUBE_VERSION}" >"${dir}/.tag"
+  fi
+  echo "${dir}"
+}
+
+# set_expressions SET prints two lines: the focus (every ci line, and full lines for SET=full) and
+# the skip (every skip line), each an alternation of the file's regular expressions.
+set_expressions() {
+  local set="$1"
+  awk -F '\t+' -v set="${set}" '
+    /^#/ || NF < 2 { next }
+    $1 == "ci" || ($1 == "full" && set == "full") { focus = focus (focus == "" ? "" : "|") "(" $2 ")" }
+    $1 == "skip" { skip = skip (skip == "" ? "" : "|") "(" $2 ")" }
+    END { print focus; print skip }' "${specs}"
+}
+
+prepare() {
+  local registry="$1" dir tag version
+  dir="$(e2e_module)"
+  version="$(cd "${dir}" && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+  local bin="${out}/${version}"
+  mkdir -p "${bin}"
+  if [[ ! -x "${bin}/e2e.test" || "$(cat "${bin}/.stamp" 2>/dev/null)" != "${version}" ]]; then
+    local t=${SECONDS}
+    echo "upstream-e2e: building e2e.test and agnhost of k8s.io/kubernetes ${version}" >&2
+    (cd "${dir}" && GOWORK=off CGO_ENABLED=0 go test -c -trimpath -ldflags '-s -w' -o "${bin}/e2e.test" k8s.io/kubernetes/test/e2e)
+    (cd "${dir}" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "${bin}/agnhost" k8s.io/kubernetes/test/images/agnhost)
+    echo "${version}" >"${bin}/.stamp"
+    echo "upstream-e2e: built in $((SECONDS - t))s" >&2
+  fi
+  hack/cluster/build-tools.sh local-path-provisioner >&2
+
+  # The images, under the names upstream's image manifest gives them (test/utils/image/manifest.go
+  # of the same tag), in REGISTRY instead of registry.k8s.io: KUBE_TEST_REPO_LIST moves only the
+  # e2e-test-images repository, the one these specs pull from.
+  local manifest k8s_dir busybox links=() agnhost_tag busybox_tag nginx_tag
+  k8s_dir="$(cd "${dir}" && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
+  manifest="${k8s_dir}/test/utils/image/manifest.go"
+  nginx_tag="$(sed -n 's/.*configs\[Nginx\] = Config{list.PromoterE2eRegistry, "nginx", "\(.*\)"}/\1/p' "${manifest}")"
+  agnhost_tag="$(sed -n 's/.*configs\[Agnhost\] = Config{list.PromoterE2eRegistry, "agnhost", "\(.*\)"}/\1/p' "${manifest}")"
+  busybox_tag="$(sed -n 's/.*configs\[BusyBox\] = Config{list.PromoterE2eRegistry, "busybox", "\(.*\)"}/\1/p' "${manifest}")"
+  [[ -n "${agnhost_tag}" && -n "${busybox_tag}" && -n "${nginx_tag}" ]] || { echo "upstream-e2e: agnhost, busybox or nginx not found in ${manifest}" >&2; exit 1; }
+  busybox="$(busybox_static)"
+  # Every applet busybox has, at /bin: upstream's busybox image has them, and the hostexec pods
+  # run nsenter and sh from agnhost's image.
+  local applet
+  for applet in $("${busybox}" --list); do
+    [[ "${applet}" == busybox ]] || links+=(--symlink "bin/${applet}=/bin/busybox")
+  done
+  local images="${out}/images"
+  mkdir -p "${images}"
+  mkimage --file "${busybox}=/bin/busybox" "${links[@]}" --entrypoint "" --cmd /bin/sh --user 0:0 \
+    --title busybox --version "${busybox_tag}" --tag "${registry}/e2e-test-images/busybox:${busybox_tag}" --out "${images}/busybox.tar"
+  mkimage --file "${bin}/agnhost=/agnhost" --file "${busybox}=/bin/busybox" "${links[@]}" --entrypoint /agnhost --cmd pause \
+    --user 0:0 --title agnhost --version "${agnhost_tag}" --tag "${registry}/e2e-test-images/agnhost:${agnhost_tag}" --out "${images}/agnhost.tar"
+  # The StatefulSet specs of the list run nginx only as a container that stays up with the volumes
+  # mounted, or run sh, touch and test in it; no request is sent to it. So: a stand-in under nginx's
+  # name, busybox's httpd in the foreground on port 80 and busybox's applets. nginx itself is
+  # neither a Go module nor a static Debian binary.
+  mkimage --file "${busybox}=/bin/busybox" "${links[@]}" --entrypoint /bin/httpd,-f,-p,80,-h,/ --user 0:0 \
+    --title "nginx stand-in (busybox httpd)" --version "${nginx_tag}" --tag "${registry}/e2e-test-images/nginx:${nginx_tag}" --out "${images}/nginx.tar"
+  mkimage --file "${TOOLS_BIN}/local-path-provisioner=/usr/bin/local-path-provisioner" --entrypoint /usr/bin/local-path-provisioner \
+    --user 0:0 --title local-path-provisioner --version "${LOCAL_PATH_VERSION}" \
+    --tag "${registry}/local-path-provisioner:${LOCAL_PATH_VERSION}" --out "${images}/local-path.tar"
+  hack/e2e/registry.sh push "${images}/busybox.tar" "${registry}/e2e-test-images/busybox:${busybox_tag}" >/dev/null
+  hack/e2e/registry.sh push "${images}/agnhost.tar" "${registry}/e2e-test-images/agnhost:${agnhost_tag}" >/dev/null
+  hack/e2e/registry.sh push "${images}/nginx.tar" "${registry}/e2e-test-images/nginx:${nginx_tag}" >/dev/null
+  hack/e2e/registry.sh push "${images}/local-path.tar" "${registry}/local-path-provisioner:${LOCAL_PATH_VERSION}" >/dev/null
+  echo "upstream-e2e: pushed busybox:${busybox_tag}, agnhost:${agnhost_tag}, nginx:${nginx_tag} (a stand-in; e2e-test-images) and local-path-provisioner:${LOCAL_PATH_VERSION} to ${registry}" >&2
+  printf 'promoterE2eRegistry: %s/e2e-test-images\n' "${registry}" >"${out}/repo-list.yaml"
+  printf '%s\n' "${bin}/e2e.test" >"${out}/e2e-test-path"
+  printf '%s/e2e-test-images/busybox:%s\n%s/local-path-provisioner:%s\n' "${registry}" "${busybox_tag}" "${registry}" "${LOCAL_PATH_VERSION}" >"${out}/images.txt"
+}
+
+mkimage() { (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . "$@" >/dev/null); }
+
+# busybox_static prints the path of Debian's static busybox (the one kind's node image carries).
+busybox_static() {
+  local work="${REPO_ROOT}/_output/kind"
+  if [[ ! -x "${work}/busybox" ]]; then
+    mkdir -p "${work}"
+    (cd "${work}" && rm -f busybox-static_*.deb && { apt-get download busybox-static >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get download busybox-static >/dev/null; }; })
+    dpkg-deb --fsys-tarfile "${work}"/busybox-static_*.deb | tar -xO ./bin/busybox >"${work}/busybox"
+    chmod 0755 "${work}/busybox"
+  fi
+  echo "${work}/busybox"
+}
+
+kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${KUBECONFIG:?}" "$@"; }
+
+run() {
+  local arm="$1" set="$2" focus skip e2e busybox_image provisioner_image apiserver
+  { read -r focus; read -r skip; } < <(set_expressions "${set}")
+  e2e="$(cat "${out}/e2e-test-path")"
+  { read -r busybox_image; read -r provisioner_image; } <"${out}/images.txt"
+  # The provisioner runs on the host network (no kube-proxy here) and reaches the apiserver of the
+  # first control-plane node by its address on kind's network, which its serving certificate names.
+  apiserver="$(kubectl get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}')"
+  sed -e "s#HELPER_IMAGE#${busybox_image}#g" -e "s#IMAGE#${provisioner_image}#" -e "s#APISERVER_HOST#${apiserver}#" \
+    hack/e2e/upstream/local-path.yaml >"${out}/local-path.yaml"
+  kubectl apply -f "${out}/local-path.yaml" >/dev/null
+  kubectl -n local-path-storage rollout status deployment/local-path-provisioner --timeout=3m >/dev/null
+  local rc=0 t=${SECONDS}
+  echo "upstream-e2e: ${arm}: $(basename "$(dirname "${e2e}")")'s e2e.test, set ${set}"
+  # The framework's own defaults otherwise; --provider=skeleton: no cloud. The control-plane
+  # nodes' taint is upstream's default non-blocking taint.
+  KUBE_TEST_REPO_LIST="${out}/repo-list.yaml" "${e2e}" --provider=skeleton --kubeconfig="${KUBECONFIG}" \
+    --ginkgo.focus="${focus}" ${skip:+--ginkgo.skip="${skip}"} --ginkgo.no-color --ginkgo.silence-skips --ginkgo.timeout="${UPSTREAM_E2E_TIMEOUT:-2h}" \
+    --ginkgo.junit-report="${out}/${arm}.xml" --report-dir="${out}/${arm}" >"${out}/${arm}.log" 2>&1 || rc=$?
+  grep -E '^(Ran [0-9]+ of|FAIL!|SUCCESS!|\[FAIL\]|  \[FAIL\])' "${out}/${arm}.log" | sort -u | head -40 || true
+  echo "upstream-e2e: ${arm}: exit ${rc} after $((SECONDS - t))s (log ${out}/${arm}.log)"
+  kubectl delete -f "${out}/local-path.yaml" --ignore-not-found --wait=false >/dev/null || true
+  return "${rc}"
+}
+
+report() {
+  (cd hack/tools/e2eparity && GOWORK=off go run . -out "${out}/parity.md" "${out}"/upstream.xml "${out}"/ours.xml)
+}
+
+case "${1:-}" in
+prepare) prepare "${2:?upstream-e2e.sh prepare REGISTRY}" ;;
+run) run "${2:?upstream-e2e.sh run ARM SET}" "${3:?upstream-e2e.sh run ARM SET}" ;;
+report) report ;;
+list) set_expressions "${2:-full}" ;;
+*)
+  echo "usage: upstream-e2e.sh prepare REGISTRY | run ARM SET | report | list SET" >&2
+  exit 2
+  ;;
+esac
