@@ -90,7 +90,17 @@ prepare() {
   mkdir -p "${images}"
   mkimage --file "${busybox}=/bin/busybox" "${links[@]}" --entrypoint "" --cmd /bin/sh --user 0:0 \
     --title busybox --version "${busybox_tag}" --tag "${registry}/e2e-test-images/busybox:${busybox_tag}" --out "${images}/busybox.tar"
-  mkimage --file "${bin}/agnhost=/agnhost" --file "${busybox}=/bin/busybox" "${links[@]}" --entrypoint /agnhost --cmd pause \
+  # The hostexec pods run "nsenter --mount=/rootfs/proc/1/ns/mnt -- sh -c CMD" in agnhost: CMD must
+  # run the node's own sh and tools (losetup, mkfs, blkid). busybox's nsenter would run its own
+  # applets even in the node's mount namespace, so agnhost's image carries util-linux's nsenter
+  # with the libraries it links, from this machine's Debian packages (as upstream's image carries
+  # Alpine's), and the usual PATH with the sbin directories, where Debian keeps those tools.
+  local nsenter_files=() lib
+  for lib in $(ldd /usr/bin/nsenter | awk '$3 ~ /^\// { print $3 } $1 ~ /^\/.*ld-linux/ { print $1 }'); do
+    nsenter_files+=(--file "$(readlink -f "${lib}")=${lib}")
+  done
+  mkimage --file "${bin}/agnhost=/agnhost" --file "${busybox}=/bin/busybox" "${links[@]}" --file /usr/bin/nsenter=/usr/bin/nsenter \
+    "${nsenter_files[@]}" --path /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --entrypoint /agnhost --cmd pause \
     --user 0:0 --title agnhost --version "${agnhost_tag}" --tag "${registry}/e2e-test-images/agnhost:${agnhost_tag}" --out "${images}/agnhost.tar"
   # The StatefulSet specs of the list run nginx only as a container that stays up with the volumes
   # mounted, or run sh, touch and test in it; no request is sent to it. So: a stand-in under nginx's
@@ -128,6 +138,22 @@ busybox_static() {
 
 kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${KUBECONFIG:?}" "$@"; }
 
+# loop_devices readies the block local-volume specs, which run "losetup -f FILE" on the node: loop
+# devices are the kernel's, shared with this machine, and a kind node's /dev holds only the device
+# nodes that existed when it started, so a free device the kernel adds later has no node there.
+# Each node gets nodes for loop0-63. And a run that was killed leaves its devices attached to
+# deleted files (the specs detach them as they end): those, named by the specs' backing files, are
+# detached first.
+loop_devices() {
+  local dev node
+  for dev in $(losetup -a 2>/dev/null | awk -F: '/local-volume-test-/ { print $1 }'); do
+    losetup -d "${dev}" 2>/dev/null || true
+  done
+  for node in $(kubectl get nodes -o jsonpath='{.items[*].metadata.name}'); do
+    docker exec "${node}" sh -c 'for i in $(seq 0 63); do [ -e /dev/loop$i ] || mknod -m 0660 /dev/loop$i b 7 $i; done'
+  done
+}
+
 run() {
   local arm="$1" set="$2" focus skip e2e busybox_image provisioner_image apiserver
   { read -r focus; read -r skip; } < <(set_expressions "${set}")
@@ -138,15 +164,30 @@ run() {
   apiserver="$(kubectl get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}')"
   sed -e "s#HELPER_IMAGE#${busybox_image}#g" -e "s#IMAGE#${provisioner_image}#" -e "s#APISERVER_HOST#${apiserver}#" \
     hack/e2e/upstream/local-path.yaml >"${out}/local-path.yaml"
+  loop_devices
   kubectl apply -f "${out}/local-path.yaml" >/dev/null
   kubectl -n local-path-storage rollout status deployment/local-path-provisioner --timeout=3m >/dev/null
   local rc=0 t=${SECONDS}
   echo "upstream-e2e: ${arm}: $(basename "$(dirname "${e2e}")")'s e2e.test, set ${set}"
   # The framework's own defaults otherwise; --provider=skeleton: no cloud. The control-plane
-  # nodes' taint is upstream's default non-blocking taint.
-  KUBE_TEST_REPO_LIST="${out}/repo-list.yaml" "${e2e}" --provider=skeleton --kubeconfig="${KUBECONFIG}" \
-    --ginkgo.focus="${focus}" ${skip:+--ginkgo.skip="${skip}"} --ginkgo.no-color --ginkgo.silence-skips --ginkgo.timeout="${UPSTREAM_E2E_TIMEOUT:-2h}" \
-    --ginkgo.junit-report="${out}/${arm}.xml" --report-dir="${out}/${arm}" >"${out}/${arm}.log" 2>&1 || rc=$?
+  # nodes' taint is upstream's default non-blocking taint. UPSTREAM_E2E_PROCS (default 3) runs the
+  # specs in that many ginkgo processes (the ginkgo CLI of the same version drives the compiled
+  # e2e.test, as upstream's CI does); [Serial] specs run alone at the end. Most of a spec's time is
+  # waiting for pods, so 3 processes fit 2 cores.
+  local procs="${UPSTREAM_E2E_PROCS:-3}"
+  local test_args=(--provider=skeleton --kubeconfig="${KUBECONFIG}" --report-dir="${out}/${arm}")
+  local ginkgo_args=(--focus="${focus}" --no-color --silence-skips --timeout="${UPSTREAM_E2E_TIMEOUT:-2h}"
+    --junit-report="${out}/${arm}.xml")
+  [[ -n "${skip}" ]] && ginkgo_args+=(--skip="${skip}")
+  rm -rf "${out:?}/${arm}" "${out}/${arm}.xml" && mkdir -p "${out}/${arm}"
+  if [[ "${procs}" -gt 1 ]]; then
+    hack/cluster/build-tools.sh ginkgo >/dev/null
+    KUBE_TEST_REPO_LIST="${out}/repo-list.yaml" PATH="${TOOLS_BIN}:${PATH}" "${TOOLS_BIN}/ginkgo" run -p --procs="${procs}" \
+      "${ginkgo_args[@]}" "${e2e}" -- "${test_args[@]}" >"${out}/${arm}.log" 2>&1 || rc=$?
+  else
+    KUBE_TEST_REPO_LIST="${out}/repo-list.yaml" PATH="${TOOLS_BIN}:${PATH}" "${e2e}" "${test_args[@]}" \
+      "${ginkgo_args[@]/#--/--ginkgo.}" >"${out}/${arm}.log" 2>&1 || rc=$?
+  fi
   grep -E '^(Ran [0-9]+ of|FAIL!|SUCCESS!|\[FAIL\]|  \[FAIL\])' "${out}/${arm}.log" | sort -u | head -40 || true
   echo "upstream-e2e: ${arm}: exit ${rc} after $((SECONDS - t))s (log ${out}/${arm}.log)"
   kubectl delete -f "${out}/local-path.yaml" --ignore-not-found --wait=false >/dev/null || true

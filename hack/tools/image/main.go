@@ -51,6 +51,7 @@ func main() {
 	flag.Var(&links, "symlink", "DEST=TARGET: a symbolic link at DEST pointing to TARGET (repeatable), e.g. busybox applets")
 	entrypoint := flag.String("entrypoint", "/usr/local/bin/pv-controller-manager", "comma-separated entrypoint; empty for none")
 	cmd := flag.String("cmd", "", "comma-separated default arguments (the image's Cmd); empty for none")
+	pathEnv := flag.String("path", "/usr/local/bin:/usr/bin:/bin", "the image's PATH")
 	user := flag.String("user", "65532:65532", "image user")
 	title := flag.String("title", "pv-controller-manager", "org.opencontainers.image.title label")
 	flag.Parse()
@@ -69,7 +70,7 @@ func main() {
 		"org.opencontainers.image.version":  *version,
 		"org.opencontainers.image.revision": *revision,
 	}
-	spec := imageSpec{user: *user, entrypoint: *entrypoint, cmd: *cmd, labels: labels, oci: *format == "oci"}
+	spec := imageSpec{user: *user, entrypoint: *entrypoint, cmd: *cmd, path: *pathEnv, labels: labels, oci: *format == "oci"}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		log.Fatal(err)
 	}
@@ -100,9 +101,9 @@ func main() {
 
 // imageSpec is what every architecture's image shares.
 type imageSpec struct {
-	user, entrypoint, cmd string
-	labels                map[string]string
-	oci                   bool // OCI media types instead of Docker's
+	user, entrypoint, cmd, path string
+	labels                      map[string]string
+	oci                         bool // OCI media types instead of Docker's
 }
 
 // build returns the image of one architecture; {arch} in a file's SRC is replaced by arch.
@@ -151,7 +152,7 @@ func (s imageSpec) build(shared []file, arch string) v1.Image {
 	if s.cmd != "" {
 		cfg.Config.Cmd = strings.Split(s.cmd, ",")
 	}
-	cfg.Config.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	cfg.Config.Env = []string{"PATH=" + s.path}
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Labels = s.labels
 	img, err = mutate.ConfigFile(img, cfg)
