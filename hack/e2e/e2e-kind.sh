@@ -133,9 +133,11 @@ run_suite() { # run_suite NAME LABEL-FILTER
 # With both arms (make e2e-upstream) a failing spec does not stop the run: the parity report at the
 # end fails when a spec passed with KCM's binder and not with ours. With ours alone (CI) it fails.
 upstream_pass() {
-  phase "upstream e2e, ${1}'s binder, set ${E2E_UPSTREAM_SET}"
+  local binder="ours"
+  [[ "$1" == upstream ]] && binder="KCM's binder"
+  phase "upstream e2e with ${binder}, set ${E2E_UPSTREAM_SET}"
   if [[ " ${E2E_KIND_PASSES} " == *" upstream-kcm "* ]]; then
-    hack/e2e/upstream-e2e.sh run "$1" "${E2E_UPSTREAM_SET}" || phase "upstream e2e, ${1}: some specs failed (the parity report judges)"
+    hack/e2e/upstream-e2e.sh run "$1" "${E2E_UPSTREAM_SET}" || phase "upstream e2e with ${binder}: some specs failed (the parity report judges)"
   else
     hack/e2e/upstream-e2e.sh run "$1" "${E2E_UPSTREAM_SET}"
   fi
@@ -201,6 +203,9 @@ new_cluster_from_recipe() {
   { echo '- |'; sed -e '/^kubernetesVersion:/d' -e 's/^/  /' deploy/kubeadm/cluster-configuration.yaml; } >>"${recipe}/cluster.yaml"
   phase "creating cluster ${RECIPE_CLUSTER} with the kubeadm recipe: 3 control-plane nodes, 1 worker"
   create_cluster "${RECIPE_CLUSTER}" "${recipe}/cluster.yaml" "${recipe}/kubeconfig"
+  # Attached already when the first cluster ran (kind keeps its network); alone, the kubelets pull
+  # our image once it is (they retry).
+  hack/e2e/registry.sh connect
   kubeconfig="${recipe}/kubeconfig"
   if [[ "${offline}" == "1" ]]; then kubectl -n kube-system scale deployment coredns --replicas=0 >/dev/null; fi
   mapfile -t control_planes < <("${kind}" get nodes --name "${RECIPE_CLUSTER}" | grep -- '-control-plane' | sort)
