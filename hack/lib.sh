@@ -74,6 +74,20 @@ module_flags() {
   esac
 }
 
+# busybox_static prints the path of Debian's static busybox (package busybox-static), downloaded once
+# into _output/kind with apt-get download: kind's node image and the upstream e2e test images carry it.
+busybox_static() {
+  local work="${REPO_ROOT}/_output/kind"
+  if [[ ! -x "${work}/busybox" ]]; then
+    mkdir -p "${work}"
+    (cd "${work}" && rm -f busybox-static_*.deb && { apt-get download busybox-static >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get download busybox-static >/dev/null; }; })
+    dpkg-deb --fsys-tarfile "${work}"/busybox-static_*.deb | tar -xO ./bin/busybox >"${work}/busybox"
+    chmod 0755 "${work}/busybox"
+  fi
+  echo "${work}/busybox"
+}
+
 # stop_pidfile FILE [TENTHS]: stops the process whose pid FILE holds (TERM, then waits up to
 # TENTHS tenths of a second, default 50) and removes FILE. Nothing to do without FILE.
 stop_pidfile() {

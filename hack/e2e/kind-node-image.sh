@@ -29,18 +29,6 @@ export GOWORK=off CGO_ENABLED=0
 
 log() { echo "kind-node-image: $*" >&2; }
 
-# busybox_static prints the path of Debian's static busybox, downloaded once (apt-get download).
-busybox_static() {
-  if [[ ! -x "${WORK}/busybox" ]]; then
-    mkdir -p "${WORK}"
-    (cd "${WORK}" && rm -f busybox-static_*.deb && { apt-get download busybox-static >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get download busybox-static >/dev/null; }; })
-    dpkg-deb --fsys-tarfile "${WORK}"/busybox-static_*.deb | tar -xO ./bin/busybox >"${WORK}/busybox"
-    chmod 0755 "${WORK}/busybox"
-  fi
-  echo "${WORK}/busybox"
-}
-
 hack/cluster/build-tools.sh kubeadm kubelet kubectl etcd kube-apiserver kube-controller-manager kube-scheduler >&2
 k8s_version="$(cd hack/tools && go list $(module_flags hack/tools) -m -f '{{.Version}}' k8s.io/kubernetes)"
 etcd_version="$(cd hack/tools/etcd && go list $(module_flags hack/tools/etcd) -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"

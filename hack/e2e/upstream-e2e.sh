@@ -123,19 +123,6 @@ prepare() {
 
 mkimage() { (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . "$@" >/dev/null); }
 
-# busybox_static prints the path of Debian's static busybox (the one kind's node image carries).
-busybox_static() {
-  local work="${REPO_ROOT}/_output/kind"
-  if [[ ! -x "${work}/busybox" ]]; then
-    mkdir -p "${work}"
-    (cd "${work}" && rm -f busybox-static_*.deb && { apt-get download busybox-static >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get download busybox-static >/dev/null; }; })
-    dpkg-deb --fsys-tarfile "${work}"/busybox-static_*.deb | tar -xO ./bin/busybox >"${work}/busybox"
-    chmod 0755 "${work}/busybox"
-  fi
-  echo "${work}/busybox"
-}
-
 kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${KUBECONFIG:?}" "$@"; }
 
 # loop_devices readies the block local-volume specs, which run "losetup -f FILE" on the node: loop
