@@ -46,6 +46,11 @@ e2e_module() {
 # the skip (every skip line), each an alternation of the file's regular expressions.
 set_expressions() {
   local set="$1"
+  # An unknown SET would select nothing, and an empty focus runs the whole suite.
+  if [[ "${set}" != ci && "${set}" != full ]]; then
+    echo "upstream-e2e: SET must be ci or full, got ${set:-<empty>}" >&2
+    exit 2
+  fi
   awk -F '\t+' -v set="${set}" '
     /^#/ || NF < 2 { next }
     $1 == "ci" || ($1 == "full" && set == "full") { focus = focus (focus == "" ? "" : "|") "(" $2 ")" }
@@ -142,8 +147,11 @@ loop_devices() {
 }
 
 run() {
-  local arm="$1" set="$2" focus skip e2e busybox_image provisioner_image apiserver
-  { read -r focus; read -r skip; } < <(set_expressions "${set}")
+  local arm="$1" set="$2" focus skip e2e busybox_image provisioner_image apiserver expressions
+  [[ "${arm}" == upstream || "${arm}" == ours ]] || { echo "upstream-e2e: ARM must be upstream or ours, got ${arm}" >&2; exit 2; }
+  expressions="$(set_expressions "${set}")"
+  { read -r focus; read -r skip; } <<<"${expressions}"
+  [[ -n "${focus}" ]] || { echo "upstream-e2e: ${specs} selects no spec for ${set}" >&2; exit 2; }
   e2e="$(cat "${out}/e2e-test-path")"
   { read -r busybox_image; read -r provisioner_image; } <"${out}/images.txt"
   # The provisioner runs on the host network (no kube-proxy here) and reaches the apiserver of the
@@ -159,8 +167,8 @@ run() {
   # The framework's own defaults otherwise; --provider=skeleton: no cloud. The control-plane
   # nodes' taint is upstream's default non-blocking taint. UPSTREAM_E2E_PROCS (default 3) runs the
   # specs in that many ginkgo processes (the ginkgo CLI of the same version drives the compiled
-  # e2e.test, as upstream's CI does); [Serial] specs run alone at the end. Most of a spec's time is
-  # waiting for pods, so 3 processes fit 2 cores.
+  # e2e.test, as upstream's CI does); [Serial] specs run alone at the end. A spec mostly waits for
+  # pods: the full list took ~33 s a spec in one process, about 10 minutes in 3 (upstream-e2e.md).
   local procs="${UPSTREAM_E2E_PROCS:-3}"
   local test_args=(--provider=skeleton --kubeconfig="${KUBECONFIG}" --report-dir="${out}/${arm}")
   local ginkgo_args=(--focus="${focus}" --no-color --silence-skips --timeout="${UPSTREAM_E2E_TIMEOUT:-2h}"
