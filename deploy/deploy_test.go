@@ -3,7 +3,10 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,3 +211,64 @@ func ruleStrings(rules []rbacv1.PolicyRule) []string {
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+// TestMonitoringKustomization: monitoring/kustomization.yaml (kubectl apply -k deploy/monitoring)
+// lists every Kubernetes object of monitoring/ and is the one place of the release label that
+// kube-prometheus-stack selects ServiceMonitors and PrometheusRules by: no manifest sets its own.
+// hack/monitoring's TestKustomization renders it with kustomize.
+func TestMonitoringKustomization(t *testing.T) {
+	var k struct {
+		Kind   string `json:"kind"`
+		Labels []struct {
+			Pairs            map[string]string `json:"pairs"`
+			IncludeSelectors bool              `json:"includeSelectors"`
+		} `json:"labels"`
+		Resources []string `json:"resources"`
+	}
+	data, err := os.ReadFile("monitoring/kustomization.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	if k.Kind != "Kustomization" || len(k.Labels) != 1 || k.Labels[0].Pairs["release"] == "" || k.Labels[0].IncludeSelectors {
+		t.Errorf("kustomization.yaml: want kind Kustomization and one labels entry with pairs.release, includeSelectors false: %+v", k)
+	}
+	var manifests []string
+	err = filepath.WalkDir("monitoring", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || path == "monitoring/kustomization.yaml" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var obj struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if obj.APIVersion == "" || obj.Kind == "" {
+			return nil // rules.yaml, the promtool tests
+		}
+		manifests = append(manifests, strings.TrimPrefix(path, "monitoring/"))
+		if v, ok := obj.Metadata.Labels["release"]; ok {
+			t.Errorf("%s: sets release=%q itself; kustomization.yaml sets it", path, v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(manifests)
+	resources := slices.Sorted(slices.Values(k.Resources))
+	if !slices.Equal(manifests, resources) {
+		t.Errorf("kustomization.yaml lists %q, monitoring/ holds the manifests %q", resources, manifests)
+	}
+}

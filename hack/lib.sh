@@ -16,13 +16,14 @@ K8S_MODULES=(. hack/tools test/upstream-e2e)
 # The modules whose go.mod a release line carries (releases/<line>/{go.mod, tools/, etcd/}).
 RELEASE_MODULES=(. hack/tools hack/tools/etcd)
 # Our small tools with tests of their own (make test).
-TESTED_TOOL_MODULES=(hack/tools/benchreport hack/tools/capi hack/tools/docscheck hack/tools/e2eparity hack/tools/kind-lb hack/tools/krew hack/tools/runc-dropcap)
+TESTED_TOOL_MODULES=(hack/monitoring hack/tools/benchreport hack/tools/capi hack/tools/docscheck hack/tools/e2eparity hack/tools/kind-lb hack/tools/krew hack/tools/runc-dropcap)
 
 # Tool versions not pinned by a go.mod, written once (an environment variable of the same name wins).
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 KIND_VERSION="${KIND_VERSION:-v0.33.0}"           # make e2e-kind only
 CRI_TOOLS_VERSION="${CRI_TOOLS_VERSION:-v1.37.0}" # crictl in kind's node image
 LOCAL_PATH_VERSION="${LOCAL_PATH_VERSION:-v0.0.30}" # local-path-provisioner: make e2e-upstream's default StorageClass
+KUBE_STATE_METRICS_VERSION="${KUBE_STATE_METRICS_VERSION:-v2.20.0}" # make e2e-kind's Prometheus: the series the alerts read besides ours
 
 # upstream_dir TAG downloads k8s.io/kubernetes@TAG into the module cache if needed and prints its directory.
 upstream_dir() {

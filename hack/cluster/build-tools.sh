@@ -10,6 +10,7 @@
 #   prometheus                    hack/monitoring/go.mod, as promtool (only make e2e-kind; not in the default set)
 #   registry                      hack/tools/registry/go.mod (CNCF Distribution; make e2e-kind, push; not in the default set)
 #   local-path-provisioner        LOCAL_PATH_VERSION (hack/lib.sh) (upstream e2e's default StorageClass; not in the default set)
+#   kube-state-metrics            KUBE_STATE_METRICS_VERSION (hack/lib.sh) (make e2e-kind's Prometheus; not in the default set)
 #   crane                         hack/tools/image/go.mod (go-containerregistry; make push, e2e-kind; not in the default set)
 # Usage: hack/cluster/build-tools.sh [name...]   (default: all)
 set -euo pipefail
@@ -75,6 +76,10 @@ for name in "${want[@]}"; do
   local-path-provisioner)
     build local-path-provisioner "${LOCAL_PATH_VERSION}" \
       env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "github.com/rancher/local-path-provisioner@${LOCAL_PATH_VERSION}"
+    ;;
+  kube-state-metrics)
+    build kube-state-metrics "${KUBE_STATE_METRICS_VERSION}" \
+      env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "k8s.io/kube-state-metrics/v2@${KUBE_STATE_METRICS_VERSION}"
     ;;
   crane)
     build crane "$(cd "${tools_dir}/image" && go list -m -f '{{.Version}}' github.com/google/go-containerregistry)" \

@@ -13,31 +13,47 @@ type alert struct {
 	Description string
 }
 
+// ourPods selects kube-state-metrics' series of our static pods' mirror pods,
+// pv-controller-manager-<node> in kube-system (shadow replicas have the same name): ours is
+// installed on the cluster while one exists.
+const ourPods = `kube_pod_info{namespace="kube-system", pod=~"pv-controller-manager-.+"}`
+
 // alerts are the binder's alerts. sel is the selector of the binder's scrape job, e.g.
 // job="pv-controller-manager".
 func alerts(sel string) []alert {
 	return []alert{
 		{
 			Name: "PVControllerManagerDown",
-			// As kubernetes-mixin's KubeControllerManagerDown: nothing scraped means nothing else
-			// below can fire.
-			Expr:        fmt.Sprintf(`absent(up{%s} == 1)`, sel),
+			// Pods of ours exist (kube-state-metrics: our mirror pods, with --shadow too) and none is
+			// scraped, or Prometheus has no target of the job at all (a ServiceMonitor it does not
+			// select). Quiet while ours is not installed: before the rollout, after a rollback.
+			Expr: fmt.Sprintf(`count(%s) > 0
+unless on()
+max(up{%s}) == 1`, ourPods, sel),
 			For:         "15m",
 			Severity:    "critical",
-			Summary:     "No pv-controller-manager replica is being scraped.",
-			Description: "pv-controller-manager has disappeared from Prometheus target discovery: PersistentVolumeClaims are not bound while it is gone (kube-controller-manager runs without its binder).",
+			Summary:     "pv-controller-manager pods exist and none of them is being scraped.",
+			Description: "{{ $value }} pv-controller-manager pods exist in kube-system and Prometheus scrapes none of them (no target of the job, or every target down): their metrics and alerts are lost, and while none runs nothing of ours binds.",
 		},
 		{
 			Name: "PVBinderNoLeader",
-			// Claims wait while no replica holds the Lease kube-system/pv-controller-manager. The
-			// Pending count is kube-state-metrics' (a standby has no caches to count them).
+			// Claims wait while no binder runs at all: none of ours holds the Lease
+			// kube-system/pv-controller-manager, no replica's guard sees kube-controller-manager's
+			// binder running (pv_controller_upstream_binder_active, exported in shadow mode too),
+			// and pods of ours exist (without them KCM's binder is on: the rollout turns it off only
+			// with ours installed). The Pending count is kube-state-metrics' (a standby has no
+			// caches to count them).
 			Expr: fmt.Sprintf(`sum(kube_persistentvolumeclaim_status_phase{phase="Pending"}) > 0
 unless on()
-max(leader_election_master_status{%s, name="pv-controller-manager"}) == 1`, sel),
+max(leader_election_master_status{%s, name="pv-controller-manager"}) == 1
+unless on()
+max(pv_controller_upstream_binder_active{%s}) == 1
+unless on()
+absent(%s)`, sel, sel, ourPods),
 			For:         "5m",
 			Severity:    "critical",
-			Summary:     "Claims are Pending and no pv-controller-manager replica leads.",
-			Description: "{{ $value }} PersistentVolumeClaims are Pending and no pv-controller-manager replica has held the Lease kube-system/pv-controller-manager for 5 minutes: nothing binds them.",
+			Summary:     "Claims are Pending and no binder runs.",
+			Description: "{{ $value }} PersistentVolumeClaims are Pending and for 5 minutes no binder has run: no pv-controller-manager replica holds the Lease kube-system/pv-controller-manager and none sees kube-controller-manager's binder running.",
 		},
 		{
 			Name: "PVClaimsBindableButPending",
