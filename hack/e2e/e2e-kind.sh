@@ -20,8 +20,9 @@
 #      (deploy/kubeadm/cluster-configuration.yaml as kind's kubeadm config patch, our manifest in
 #      every control-plane node's manifests directory before kubeadm runs); ginkgo pass kind-kubeadm
 #      runs the recipe's identity step and checks KCM's binder never ran, then scrapes the binder
-#      with a real Prometheus through deploy/monitoring/scrape (no alert on the clean install; the
-#      identity renewed; PVControllerManagerDown firing once the rollback removed every replica)
+#      with a real Prometheus through deploy/monitoring/scrape, and kube-state-metrics beside it (no
+#      alert on the clean install; the identity renewed; none after the rollback or in shadow mode
+#      with a claim Pending; PVBinderNoLeader and PVControllerManagerDown firing with no binder at all)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "${REPO_ROOT}"
@@ -39,7 +40,7 @@ start=${SECONDS}
 phase() { echo "e2e-kind: [$((SECONDS - start))s] $*"; }
 
 hack/e2e/docker-setup.sh
-hack/cluster/build-tools.sh kind ginkgo kubectl prometheus registry crane >/dev/null
+hack/cluster/build-tools.sh kind ginkgo kubectl prometheus kube-state-metrics registry crane >/dev/null
 # The registry the nodes pull our image from, as operators install it (docs/install.md).
 registry="$(hack/e2e/registry.sh up)"
 IMAGE="${IMAGE:-${registry}/pv-controller-manager:e2e-kind}"
@@ -121,8 +122,9 @@ create_cluster() { # create_cluster NAME CONFIG KUBECONFIG
 # The passes run with the cluster under test in KUBECONFIG and E2E_KIND_* (kind_test.go, kindSetup).
 export E2E_KIND=1 E2E_KIND_ENGINE=docker E2E_KIND_IMAGE="${IMAGE}" E2E_KIND_IMAGE_DIGEST="${IMAGE_DIGEST}" E2E_KIND_TEST_IMAGE="${TEST_IMAGE}" E2E_KIND_NEXT_IMAGE="${NEXT_IMAGE}"
 export E2E_KIND_ORIGINALS="${out}/originals"
-# The kind-kubeadm pass scrapes the recipe-made cluster with a real Prometheus (kind_monitoring_test.go).
-export E2E_PROMETHEUS="${TOOLS_BIN}/prometheus"
+# The kind-kubeadm pass scrapes the recipe-made cluster with a real Prometheus and kube-state-metrics
+# (kind_monitoring_test.go).
+export E2E_PROMETHEUS="${TOOLS_BIN}/prometheus" E2E_KUBE_STATE_METRICS="${TOOLS_BIN}/kube-state-metrics"
 run_suite() { # run_suite NAME LABEL-FILTER
   phase "ginkgo: $1"
   (cd test/e2e && "${out}/e2e.test" --ginkgo.v --ginkgo.timeout=30m --ginkgo.label-filter="$2" \

@@ -6,11 +6,18 @@ package e2e
 // ClusterConfiguration) and mounts our static pod manifest into every control-plane node's
 // /etc/kubernetes/manifests before kubeadm runs; it copies the identity script and deploy/rbac to
 // each node. Step 3 of the recipe (the identity script) is run here, so that the spec sees claims
-// wait while no binder runs at all.
+// wait while no binder runs at all. From the monitoring spec on, a real Prometheus and
+// kube-state-metrics (kind_monitoring_test.go) watch the cluster through every state the rollout
+// tool makes: ours binding, rolled back (KCM binds), shadow beside KCM's binder, no binder at all
+// (KCM's off, ours never starts), rolled back again. In each, `pv-rollout status` on the first
+// control-plane node names the binder that runs, and the alerts fire only when none does.
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,7 +44,42 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 	// A real Prometheus scraping the installed binder (kind_monitoring_test.go), from the
 	// monitoring spec to the last one.
 	var prom *prometheusServer
-	AfterAll(func() { prom.stop() })
+	var ksm *kubeStateMetrics
+	AfterAll(func() { prom.stop(); ksm.stop() })
+	// onEveryControlPlane runs pv-rollout with args on each control-plane node in turn.
+	onEveryControlPlane := func(ctx context.Context, args ...string) {
+		for _, node := range e.controlPlanes {
+			GinkgoWriter.Printf("%s: pv-rollout %s: %s", node, strings.Join(args, " "), e.onNode(ctx, node, append([]string{"/usr/local/bin/pv-rollout"}, args...)...))
+		}
+	}
+	// expectActiveBinder: `pv-rollout status` on the first control-plane node ends with
+	// "active binder: NAME" and exits 0 when a binder runs, 1 when none does.
+	expectActiveBinder := func(ctx context.Context, name string) {
+		want := 0
+		if name == "none" {
+			want = 1
+		}
+		Eventually(ctx, func() (string, error) {
+			out, code, err := rolloutStatus(ctx, e)
+			if err != nil {
+				return "", err
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			return fmt.Sprintf("exit %d, %s", code, lines[len(lines)-1]), nil
+		}).WithTimeout(2*time.Minute).WithPolling(3*time.Second).Should(Equal(fmt.Sprintf("exit %d, active binder: %s", want, name)))
+	}
+	// expectNoAlerts: once the rules have been evaluated on fresh scrapes, no alert is pending or
+	// firing, and none becomes so for 45 s (every `for` is promFor, 20 s).
+	expectNoAlerts := func(ctx context.Context, state string) {
+		Expect(prom).NotTo(BeNil(), "the monitoring spec started Prometheus")
+		settled := time.Now().Add(10 * time.Second) // two scrapes of every target
+		Eventually(ctx, func() error { return prom.evaluatedSince(ctx, settled) }).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		Eventually(ctx, prom.alerts).WithTimeout(2*time.Minute).WithPolling(3*time.Second).Should(BeEmpty(), "alerts %s", state)
+		Consistently(ctx, prom.alerts).WithTimeout(45*time.Second).WithPolling(3*time.Second).Should(BeEmpty(), "alerts %s", state)
+	}
+	// A claim that stays Pending whoever binds: its class has no volume and no provisioner (kind's
+	// default class is not it). Created after the first rollback, kept to the end.
+	var pendingNS string
 
 	It("runs KCM without its binder from the first boot; claims wait until the identity exists, then ours binds them one to one", func(ctx SpecContext) {
 		config, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubeadm-config", metav1.GetOptions{})
@@ -153,7 +195,26 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 		tokenFile := filepath.Join(dir, "token")
 		Expect(os.WriteFile(tokenFile, []byte(token), 0o600)).To(Succeed())
 		job := sm.Metadata.Labels["app.kubernetes.io/name"]
-		prom = startPrometheus(ctx, binary, dir, scrapeConfig(sm, tokenFile, os.Getenv("KUBECONFIG")))
+		ksmBinary := os.Getenv("E2E_KUBE_STATE_METRICS")
+		Expect(ksmBinary).NotTo(BeEmpty(), "hack/e2e/e2e-kind.sh sets E2E_KUBE_STATE_METRICS (hack/cluster/build-tools.sh kube-state-metrics)")
+		ksm = startKubeStateMetrics(ctx, ksmBinary, dir, os.Getenv("KUBECONFIG"))
+		prom = startPrometheus(ctx, binary, dir, scrapeConfig(sm, tokenFile, os.Getenv("KUBECONFIG")), ksm.scrapeJob())
+
+		// kube-state-metrics exports what the alerts read of it (metrics-used.txt, origin external),
+		// with the labels they select; a claim so that claims' series exist.
+		ns := newNamespace(ctx)
+		createClaim(ctx, claim(ns, "unmatched", "1Gi", "e2e-monitoring-none", ""))
+		external := map[string][]string{}
+		for name, labels := range readMetricsUsed(map[string]bool{"external": true}) {
+			if strings.HasPrefix(name, "kube_") {
+				external[name] = labels
+			}
+		}
+		Expect(external).To(HaveKey("kube_pod_info"))
+		Eventually(ctx, func() ([]string, error) {
+			exposition, err := ksm.metrics(ctx)
+			return missingSeries(exposition, external), err
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).Should(BeEmpty(), "series of %s kube-state-metrics does not export", metricsUsed)
 
 		Eventually(ctx, func() error {
 			targets, err := prom.targets(ctx, job)
@@ -175,6 +236,9 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 		scrapedAt := time.Now()
 		Eventually(ctx, func() error { return prom.evaluatedSince(ctx, scrapedAt) }).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		Consistently(ctx, prom.alerts).WithTimeout(45*time.Second).WithPolling(3*time.Second).Should(BeEmpty(), "alerts on a clean, healthy install")
+		Eventually(ctx, func() (float64, error) { return prom.sample(ctx, `up{job="kube-state-metrics"}`) }).
+			WithTimeout(time.Minute).WithPolling(2*time.Second).Should(BeNumerically("==", 1), "kube-state-metrics scraped")
+		expectActiveBinder(ctx, "pv-controller-manager")
 		Eventually(ctx, func() (float64, error) {
 			return prom.sample(ctx, fmt.Sprintf(`count(pv_controller_manager_client_certificate_expiration_timestamp_seconds{job=%q} - time() > 300 * 24 * 3600)`, job))
 		}).WithTimeout(time.Minute).WithPolling(2*time.Second).
@@ -248,9 +312,98 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 		Expect(expectOneToOne(ctx, ns)).To(Equal(pairs))
 	})
 
-	It("fires PVControllerManagerDown once every replica is gone", func(ctx SpecContext) {
-		Expect(prom).NotTo(BeNil(), "the monitoring spec started Prometheus")
-		Eventually(ctx, prom.alerts).WithTimeout(2*time.Minute).WithPolling(2*time.Second).
-			Should(ContainElement("PVControllerManagerDown firing"), "after the rollback removed our pod from every node")
+	It("stays quiet after the rollback while KCM binds, with a claim that stays Pending", func(ctx SpecContext) {
+		ns, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pv-e2e-alerts-"}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		pendingNS = ns.Name
+		DeferCleanup(func(ctx SpecContext) { _ = client.CoreV1().Namespaces().Delete(ctx, pendingNS, metav1.DeleteOptions{}) })
+		createClaim(ctx, claim(pendingNS, "stays-pending", "1Gi", "e2e-no-provisioner", ""))
+		Eventually(ctx, func() (float64, error) {
+			return prom.sample(ctx, fmt.Sprintf(`kube_persistentvolumeclaim_status_phase{namespace=%q, phase="Pending"}`, pendingNS))
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).Should(BeNumerically("==", 1), "Prometheus sees the claim Pending")
+		Eventually(ctx, func() (float64, error) {
+			return prom.sample(ctx, `count(kube_pod_info{namespace="kube-system", pod=~"pv-controller-manager-.+"}) or vector(0)`)
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).Should(BeZero(), "none of our pods left")
+		expectActiveBinder(ctx, "kube-controller-manager")
+		expectNoAlerts(ctx, "after the rollback, KCM binding, a claim Pending")
+	})
+
+	It("stays quiet in shadow mode beside KCM's binder, with the claim still Pending", func(ctx SpecContext) {
+		Expect(pendingNS).NotTo(BeEmpty(), "the rollback spec created the Pending claim")
+		onEveryControlPlane(ctx, "shadow", "--image", e.image)
+		for _, node := range e.controlPlanes {
+			Eventually(ctx, staticPod(ctx, "pv-controller-manager", node, true)).WithTimeout(4*time.Minute).WithPolling(time.Second).
+				ShouldNot(BeNil(), "our shadow pod on %s Ready", node)
+		}
+		Eventually(ctx, func() (float64, error) {
+			return prom.sample(ctx, `count(up{job="pv-controller-manager"} == 1)`)
+		}).WithTimeout(2*time.Minute).WithPolling(2*time.Second).Should(BeNumerically("==", len(e.controlPlanes)), "every shadow replica scraped")
+		Eventually(ctx, func() (float64, error) {
+			return prom.sample(ctx, `max(pv_controller_upstream_binder_active{job="pv-controller-manager"})`)
+		}).WithTimeout(time.Minute).WithPolling(2*time.Second).Should(BeNumerically("==", 1), "the shadow replicas see KCM's binder")
+		Eventually(ctx, getClaim(ctx, pendingNS, "stays-pending")).Should(claimPhase(v1.ClaimPending))
+		expectActiveBinder(ctx, "kube-controller-manager")
+		expectNoAlerts(ctx, "in shadow mode with a claim Pending")
+		onEveryControlPlane(ctx, "disable")
+		for _, node := range e.controlPlanes {
+			Eventually(ctx, func() error {
+				_, err := client.CoreV1().Pods("kube-system").Get(ctx, "pv-controller-manager-"+node, metav1.GetOptions{})
+				return err
+			}).WithTimeout(2*time.Minute).Should(HaveOccurred(), "our shadow pod on %s is gone", node)
+		}
+	})
+
+	It("fires PVBinderNoLeader and PVControllerManagerDown when no binder runs; binds again once rolled back", func(ctx SpecContext) {
+		Expect(pendingNS).NotTo(BeEmpty(), "the rollback spec created the Pending claim")
+		// KCM's binder off, ours never starts: its image is a tag the registry does not hold.
+		repo, _, _ := strings.Cut(e.image, "@")
+		repo = repo[:strings.LastIndex(repo, "/")+1] + "pv-controller-manager"
+		absent := repo + ":e2e-absent"
+		onEveryControlPlane(ctx, "enable", "--wait-timeout=0", "--image", absent)
+		for _, node := range e.controlPlanes {
+			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3*time.Minute).WithPolling(time.Second).
+				Should(ContainSubstring("-persistentvolume-binder-controller"), node)
+			Eventually(ctx, func() error {
+				_, err := client.CoreV1().Pods("kube-system").Get(ctx, "pv-controller-manager-"+node, metav1.GetOptions{})
+				return err
+			}).WithTimeout(2*time.Minute).Should(Succeed(), "our mirror pod on %s (its container never starts)", node)
+		}
+		ns := newNamespace(ctx)
+		const pairs = 3
+		for i := range pairs {
+			name := fmt.Sprintf("no-binder-%d", i)
+			pv := createVolume(ctx, volume(ns, name, "1Gi", ""))
+			createClaim(ctx, claim(ns, name, "1Gi", "", pv.Name))
+		}
+		expectActiveBinder(ctx, "none")
+		Eventually(ctx, prom.alerts).WithTimeout(3*time.Minute).WithPolling(2*time.Second).
+			Should(ContainElements("PVBinderNoLeader firing", "PVControllerManagerDown firing"), "no binder runs (prometheus log %s)", prom.log)
+		for i := range pairs {
+			Expect(getClaim(ctx, ns, fmt.Sprintf("no-binder-%d", i))()).To(claimPhase(v1.ClaimPending), "nothing binds")
+		}
+
+		// Rolled back: KCM's binder on again (the backup enable made), our pod removed.
+		onEveryControlPlane(ctx, "disable")
+		for _, node := range e.controlPlanes {
+			Eventually(ctx, kcmCommandOn(ctx, node)).WithTimeout(3*time.Minute).WithPolling(time.Second).
+				ShouldNot(ContainSubstring("-persistentvolume-binder-controller"), node)
+		}
+		for i := range pairs {
+			Eventually(ctx, getClaim(ctx, ns, fmt.Sprintf("no-binder-%d", i))).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+		}
+		Expect(expectOneToOne(ctx, ns)).To(Equal(pairs))
+		expectActiveBinder(ctx, "kube-controller-manager")
+		expectNoAlerts(ctx, "rolled back again, KCM binding")
 	})
 })
+
+// rolloutStatus runs `pv-rollout status` on the first control-plane node: its output and exit
+// status (err only when it could not run).
+func rolloutStatus(ctx context.Context, e kindEnv) (string, int, error) {
+	out, err := exec.CommandContext(ctx, e.engine, "exec", e.controlPlanes[0], "/usr/local/bin/pv-rollout", "status").CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode(), nil
+	}
+	return string(out), 0, err
+}

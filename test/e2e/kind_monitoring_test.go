@@ -9,6 +9,9 @@ package e2e
 // scrape configuration is the ServiceMonitor's translation, done here field by field (a field this
 // translation does not know fails the spec), and every alert's `for` is cut to promFor so that an
 // alert whose expression holds is seen firing within the spec (promtool's tests cover the `for`s).
+// kube-state-metrics (built by hack/cluster/build-tools.sh at KUBE_STATE_METRICS_VERSION) runs
+// beside it with the test's kubeconfig and is scraped as a static job: the claims' phases and our
+// pods that the alerts read (metrics-used.txt, origin external).
 
 import (
 	"context"
@@ -162,7 +165,7 @@ func readYAML(path string, into any) {
 
 // startPrometheus writes the configuration and the rules (every `for` cut to promFor) into dir and
 // starts the server on a free port of this host.
-func startPrometheus(ctx context.Context, binary, dir string, job map[string]any) *prometheusServer {
+func startPrometheus(ctx context.Context, binary, dir string, jobs ...map[string]any) *prometheusServer {
 	rules, err := os.ReadFile(rulesFile)
 	Expect(err).NotTo(HaveOccurred())
 	cut := regexp.MustCompile(`(?m)^(\s+for: ).*$`).ReplaceAll(rules, []byte("${1}"+promFor))
@@ -170,15 +173,12 @@ func startPrometheus(ctx context.Context, binary, dir string, job map[string]any
 	config, err := yaml.Marshal(map[string]any{
 		"global":         map[string]any{"scrape_interval": "5s", "evaluation_interval": "5s"},
 		"rule_files":     []string{filepath.Join(dir, "rules.yaml")},
-		"scrape_configs": []any{job},
+		"scrape_configs": jobs,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.WriteFile(filepath.Join(dir, "prometheus.yml"), config, 0o644)).To(Succeed())
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
+	addr := freeAddr()
 	p := &prometheusServer{url: "http://" + addr, log: filepath.Join(dir, "prometheus.log"), dir: dir}
 	logFile, err := os.Create(p.log)
 	Expect(err).NotTo(HaveOccurred())
@@ -199,6 +199,80 @@ func startPrometheus(ctx context.Context, binary, dir string, job map[string]any
 		return nil
 	}).WithTimeout(time.Minute).WithPolling(500*time.Millisecond).Should(Succeed(), "prometheus ready (log %s)", p.log)
 	return p
+}
+
+// freeAddr returns 127.0.0.1:<a port free now>.
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// kubeStateMetrics is a kube-state-metrics process on this host, watching the cluster of kubeconfig.
+type kubeStateMetrics struct {
+	addr string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// startKubeStateMetrics runs kube-state-metrics with the resources the alerts read (claims, pods)
+// on a free port of this host and waits until it exports our pods.
+func startKubeStateMetrics(ctx context.Context, binary, dir, kubeconfig string) *kubeStateMetrics {
+	addr, telemetry := freeAddr(), freeAddr()
+	host, port, err := net.SplitHostPort(addr)
+	Expect(err).NotTo(HaveOccurred())
+	_, telemetryPort, err := net.SplitHostPort(telemetry)
+	Expect(err).NotTo(HaveOccurred())
+	k := &kubeStateMetrics{addr: addr, log: filepath.Join(dir, "kube-state-metrics.log")}
+	logFile, err := os.Create(k.log)
+	Expect(err).NotTo(HaveOccurred())
+	k.cmd = exec.Command(binary, "--kubeconfig="+kubeconfig, "--resources=persistentvolumeclaims,pods",
+		"--host="+host, "--port="+port, "--telemetry-host="+host, "--telemetry-port="+telemetryPort)
+	k.cmd.Stdout, k.cmd.Stderr = logFile, logFile
+	Expect(k.cmd.Start()).To(Succeed())
+	GinkgoWriter.Printf("kube-state-metrics %s at %s, log %s\n", binary, addr, k.log)
+	Eventually(ctx, func() (string, error) { return k.metrics(ctx) }).WithTimeout(time.Minute).WithPolling(time.Second).
+		Should(MatchRegexp(`kube_pod_info\{[^}]*pod="pv-controller-manager-`), "kube-state-metrics exports our pods (log %s)", k.log)
+	return k
+}
+
+// metrics returns kube-state-metrics' exposition.
+func (k *kubeStateMetrics) metrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+k.addr+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/metrics: %s", resp.Status)
+	}
+	return string(body), nil
+}
+
+// scrapeJob is the static scrape job of kube-state-metrics, as the monitoring stacks scrape it
+// (honor_labels: its namespace and pod labels are the objects').
+func (k *kubeStateMetrics) scrapeJob() map[string]any {
+	return map[string]any{
+		"job_name": "kube-state-metrics", "scrape_interval": "5s", "honor_labels": true,
+		"static_configs": []map[string]any{{"targets": []string{k.addr}}},
+	}
+}
+
+func (k *kubeStateMetrics) stop() {
+	if k == nil || k.cmd.Process == nil {
+		return
+	}
+	_ = k.cmd.Process.Kill()
+	_ = k.cmd.Wait()
 }
 
 func (p *prometheusServer) stop() {
