@@ -66,7 +66,7 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 			}
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			return fmt.Sprintf("exit %d, %s", code, lines[len(lines)-1]), nil
-		}).WithTimeout(2*time.Minute).WithPolling(3*time.Second).Should(Equal(fmt.Sprintf("exit %d, active binder: %s", want, name)))
+		}).WithTimeout(2 * time.Minute).WithPolling(3 * time.Second).Should(Equal(fmt.Sprintf("exit %d, active binder: %s", want, name)))
 	}
 	// expectNoAlerts: once the rules have been evaluated on fresh scrapes, no alert is pending or
 	// firing, and none becomes so for 45 s (every `for` is promFor, 20 s).
