@@ -80,6 +80,11 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 	// A claim that stays Pending whoever binds: its class has no volume and no provisioner (kind's
 	// default class is not it). Created after the first rollback, kept to the end.
 	var pendingNS string
+	AfterAll(func(ctx SpecContext) {
+		if pendingNS != "" {
+			_ = client.CoreV1().Namespaces().Delete(ctx, pendingNS, metav1.DeleteOptions{})
+		}
+	})
 
 	It("runs KCM without its binder from the first boot; claims wait until the identity exists, then ours binds them one to one", func(ctx SpecContext) {
 		config, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubeadm-config", metav1.GetOptions{})
@@ -315,8 +320,7 @@ var _ = Describe("kind: a new cluster from the kubeadm recipe", Ordered, Serial,
 	It("stays quiet after the rollback while KCM binds, with a claim that stays Pending", func(ctx SpecContext) {
 		ns, err := client.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pv-e2e-alerts-"}}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		pendingNS = ns.Name
-		DeferCleanup(func(ctx SpecContext) { _ = client.CoreV1().Namespaces().Delete(ctx, pendingNS, metav1.DeleteOptions{}) })
+		pendingNS = ns.Name // deleted by AfterAll: the later specs keep the claim
 		createClaim(ctx, claim(pendingNS, "stays-pending", "1Gi", "e2e-no-provisioner", ""))
 		Eventually(ctx, func() (float64, error) {
 			return prom.sample(ctx, fmt.Sprintf(`kube_persistentvolumeclaim_status_phase{namespace=%q, phase="Pending"}`, pendingNS))
