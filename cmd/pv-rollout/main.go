@@ -1,19 +1,27 @@
 // Command pv-rollout switches a control-plane node between KCM's PersistentVolume binder and
 // pv-controller-manager by editing static pod manifests (docs/operators/rollout.md). deploy/rollout.sh runs it.
 //
-//	pv-rollout enable  [flags]   KCM without its binder, our static pod installed (original backed up)
-//	pv-rollout disable [flags]   our static pod removed, KCM's manifest restored byte for byte
-//	pv-rollout shadow  [flags]   our static pod with --shadow beside KCM's binder, KCM untouched
+//	pv-rollout enable    [flags]   KCM without its binder, our static pod installed (original backed up)
+//	pv-rollout disable   [flags]   our static pod removed, KCM's manifest restored byte for byte
+//	pv-rollout shadow    [flags]   our static pod with --shadow beside KCM's binder, KCM untouched
+//	pv-rollout status    [flags]   which binder runs, on which node; exit 1 when none does
+//	pv-rollout uninstall [flags]   disable, then this node's identity; --cluster: our API objects
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/fastpv/pv-controller-manager/deploy"
@@ -28,16 +36,21 @@ func main() {
 	manifest := fs.String("manifest", "", "our static pod manifest to install (default: the one built in, deploy/static-pod/pv-controller-manager.yaml)")
 	fs.StringVar(&o.Image, "image", "", "image for our static pod, as pushed to your registry (required unless --manifest names one)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "say what would change, change nothing")
-	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 3*time.Minute, "enable: how long to wait for our pod to run its image and answer /healthz before KCM's binder is turned off; disable: for KCM to run its binder before our pod is removed (0: do not wait)")
-	kubeconfig := fs.String("kubeconfig", "/etc/kubernetes/admin.conf", "a kubeconfig that can read pods and their logs in kube-system, to watch the static pods come up")
+	fs.DurationVar(&o.WaitTimeout, "wait-timeout", 3*time.Minute, "enable: how long to wait for our pod to be ready to bind before KCM's binder is turned off, and then for a binder to run (else KCM's is turned back on); disable: for KCM to run its binder before our pod is removed (0: do not wait)")
+	fs.DurationVar(&o.Settle, "settle", 10*time.Second, "how long each wait's condition must hold in a row")
+	kubeconfig := fs.String("kubeconfig", "/etc/kubernetes/admin.conf", "a kubeconfig that can read pods, their logs and Leases in kube-system (status, uninstall --cluster: also what they read and delete)")
 	nodeName := fs.String("node-name", "", "this node's name as the kubelet registered it (default: the host name)")
-	healthURL := fs.String("health-url", "https://127.0.0.1:10267/healthz", "enable: our pod's health endpoint on this node")
-	kcmHealthURL := fs.String("kcm-health-url", "https://127.0.0.1:10257/healthz", "disable: KCM's health endpoint on this node")
+	healthURL := fs.String("health-url", "https://127.0.0.1:10267/readyz?exclude=upstream-binder", "enable: our pod's endpoint on this node that says it is ready to bind (its caches synced with its own identity)")
+	kcmHealthURL := fs.String("kcm-health-url", "https://127.0.0.1:10257/healthz", "KCM's health endpoint on this node")
+	canaryNamespace := fs.String("canary-namespace", "", "status: also create a pre-bound PV/claim pair in this namespace, wait for it to bind, and delete it")
+	canaryTimeout := fs.Duration("canary-timeout", 2*time.Minute, "status: how long the canary claim may take to bind")
+	cluster := fs.Bool("cluster", false, "uninstall: delete our API objects (RBAC, FlowSchemas, monitoring objects, Leases) instead of this node's files; refused while a pod of ours runs")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable|shadow [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: pv-rollout enable|disable|shadow|status|uninstall [flags]")
 		fs.PrintDefaults()
 	}
-	if len(os.Args) < 2 || (os.Args[1] != "enable" && os.Args[1] != "disable" && os.Args[1] != "shadow") {
+	actions := []string{"enable", "disable", "shadow", "status", "uninstall"}
+	if len(os.Args) < 2 || !slices.Contains(actions, os.Args[1]) {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -48,6 +61,16 @@ func main() {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "pv-rollout: unexpected arguments %q\n", fs.Args())
 		os.Exit(2)
+	}
+	if o.Settle < 0 {
+		fmt.Fprintf(os.Stderr, "pv-rollout: --settle=%s: must not be negative\n", o.Settle)
+		os.Exit(2)
+	}
+	if action == "status" {
+		os.Exit(status(*kubeconfig, *canaryNamespace, *canaryTimeout))
+	}
+	if action == "uninstall" && *cluster {
+		os.Exit(uninstallCluster(*kubeconfig, o.DryRun))
 	}
 	o.OurManifest = deploy.StaticPodManifest
 	if *manifest != "" {
@@ -78,8 +101,19 @@ func main() {
 				os.Exit(2)
 			}
 			o.Check = check
+			if o.KCMCheck, err = podCheck(*kubeconfig, *nodeName, "kube-controller-manager", *kcmHealthURL); err != nil {
+				fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+				os.Exit(2)
+			}
+			client, err := newClient(*kubeconfig)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+				os.Exit(2)
+			}
+			o.BinderCheck = rollout.BinderRunsCheck(client)
 		}
-	case "disable":
+	case "disable", "uninstall":
+		o.KubeconfigPath = kubeconfigPath
 		// A rollback must work when nothing can read the API: without a client it does not wait.
 		if waits {
 			check, err := podCheck(*kubeconfig, *nodeName, "kube-controller-manager", *kcmHealthURL)
@@ -90,7 +124,7 @@ func main() {
 			}
 		}
 	}
-	run := map[string]func(rollout.Options) error{"enable": rollout.Enable, "disable": rollout.Disable, "shadow": rollout.Shadow}[action]
+	run := map[string]func(rollout.Options) error{"enable": rollout.Enable, "disable": rollout.Disable, "shadow": rollout.Shadow, "uninstall": rollout.UninstallNode}[action]
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "pv-rollout: %s failed: %v\n", action, err)
 		os.Exit(1)
@@ -98,15 +132,89 @@ func main() {
 	fmt.Fprintf(os.Stderr, "pv-rollout: %s done\n", action)
 }
 
-// podCheck watches a static pod's mirror pod through kubeconfig and its health URL on this node.
-func podCheck(kubeconfig, nodeName, podName, healthURL string) (rollout.PodCheck, error) {
+func restConfig(kubeconfig string) (*rest.Config, error) {
 	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
 	}
+	config.UserAgent = "pv-rollout"
+	return config, nil
+}
+
+func newClient(kubeconfig string) (kubernetes.Interface, error) {
+	config, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(config)
+}
+
+// status prints which binder runs (and runs the canary when asked); its exit code: 0 when a
+// binder runs (and the canary bound), 1 when none does (or the canary did not bind), 2 when the
+// state could not be read.
+func status(kubeconfig, canaryNamespace string, canaryTimeout time.Duration) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	client, err := newClient(kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		return 2
+	}
+	st, err := rollout.Observe(ctx, client, time.Now())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: status: %v\n", err)
+		return 2
+	}
+	code := 0
+	if canaryNamespace != "" {
+		took, err := rollout.Canary(ctx, client, canaryNamespace, canaryTimeout)
+		if err != nil {
+			fmt.Fprintf(os.Stdout, "canary: %v\n", err)
+			code = 1
+		} else {
+			fmt.Fprintf(os.Stdout, "canary: a pre-bound claim in %s was Bound after %s (claim and volume deleted)\n", canaryNamespace, took.Round(10*time.Millisecond))
+		}
+	}
+	st.Print(os.Stdout)
+	if st.Binder == rollout.BinderNone {
+		code = 1
+	}
+	return code
+}
+
+// uninstallCluster deletes our API objects once no pod of ours runs.
+func uninstallCluster(kubeconfig string, dryRun bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	config, err := restConfig(kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		return 2
+	}
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		return 2
+	}
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		return 2
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "pv-rollout: "+format+"\n", args...) }
+	if err := rollout.UninstallCluster(ctx, client, dyn, dryRun, logf); err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: uninstall --cluster failed: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "pv-rollout: uninstall --cluster done")
+	return 0
+}
+
+// podCheck watches a static pod's mirror pod through kubeconfig and its health URL on this node.
+func podCheck(kubeconfig, nodeName, podName, healthURL string) (rollout.PodCheck, error) {
+	client, err := newClient(kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	if nodeName == "" {
 		host, err := os.Hostname()

@@ -36,13 +36,19 @@ type Options struct {
 	Log          func(format string, args ...any)
 
 	// Check, when set, is how Enable waits for our pod to come up on this node before it turns
-	// KCM's binder off: polled every WaitInterval for at most WaitTimeout.
+	// KCM's binder off: polled every WaitInterval for at most WaitTimeout, until it has passed for
+	// Settle in a row.
 	Check        PodCheck
 	WaitTimeout  time.Duration
 	WaitInterval time.Duration
+	Settle       time.Duration
 	// KCMCheck, when set, is how Disable waits for KCM to run its binder again before it removes
-	// our pod (same timeout and interval).
+	// our pod, and how Enable waits for KCM to run without it (same timeout and interval).
 	KCMCheck PodCheck
+	// BinderCheck, when set, is how Enable makes sure that a binder runs once KCM's is off on
+	// this node (KCM's leader elsewhere runs its binder, or a replica of ours leads and is Ready):
+	// if none does within WaitTimeout (and for Settle), KCM's binder is switched back on here.
+	BinderCheck PodCheck
 	// KubeconfigPath is the file our pod's --kubeconfig names on this node; Enable refuses to
 	// install a pod whose identity is missing.
 	KubeconfigPath string
@@ -81,11 +87,13 @@ func (o *Options) validate() error {
 }
 
 // Enable switches the node to pv-controller-manager, keeping a binder at every moment: our
-// manifest is installed first, and only once our pod runs its image and answers /healthz
-// (Check) is KCM's binder turned off (its manifest saved in BackupDir first). Until then KCM
-// binds and ours holds its writes (the upstream-binder guard). If our pod does not come up,
-// our manifest is put back as it was (removed, or the previous one of an upgrade), KCM is not
-// touched, and the error says why. Idempotent.
+// manifest is installed first, and only once our pod runs its image and is ready to bind (Check:
+// its /readyz but for the upstream-binder check, for Settle) is KCM's binder turned off (its
+// manifest saved in BackupDir first). Until then KCM binds and ours holds its writes (the
+// upstream-binder guard). If our pod does not come up, our manifest is put back as it was
+// (removed, or the previous one of an upgrade), KCM is not touched, and the error says why. Once
+// KCM runs without its binder here, Enable waits for a binder to run (BinderCheck); if none does,
+// KCM's binder is switched back on here and the error says why. Idempotent.
 func Enable(o Options) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -122,7 +130,7 @@ func Enable(o Options) error {
 			return err
 		}
 	}
-	if err := o.wait("our pod to run "+image+" and answer /healthz", o.Check, Want{Image: image, Stamp: stamp}); err != nil {
+	if err := o.wait("our pod to run "+image+" and be ready to bind", o.Check, Want{Image: image, Stamp: stamp}); err != nil {
 		if hadPrevious && !bytes.Equal(previous, ours) {
 			o.logf("putting the previous %s back", ourPath)
 			if werr := o.writeFile(ourPath, previous, 0o600); werr != nil {
@@ -152,7 +160,21 @@ func Enable(o Options) error {
 		return err
 	}
 	o.logf("disabling KCM's binder in %s", kcmPath)
-	return o.writeFile(kcmPath, edited, 0o600)
+	if err := o.writeFile(kcmPath, edited, 0o600); err != nil {
+		return err
+	}
+	err = o.wait("KCM to run without its binder", o.KCMCheck, Want{CommandHas: "-persistentvolume-binder-controller"})
+	if err == nil {
+		err = o.wait("a binder to run (KCM's leader elsewhere, or ours leading and Ready)", o.BinderCheck, Want{})
+	}
+	if err != nil {
+		o.logf("switching KCM's binder back on in %s", kcmPath)
+		if werr := o.writeFile(kcmPath, current, 0o600); werr != nil {
+			return fmt.Errorf("no binder ran once KCM's was off (%v), and switching it back on in %s failed: %w", err, kcmPath, werr)
+		}
+		return fmt.Errorf("no binder ran once KCM's was off here, so KCM's binder is back on in %s (our pod stays installed and holds its writes while KCM binds; disable removes it): %w", kcmPath, err)
+	}
+	return nil
 }
 
 // ourManifest is the manifest to install and its image: o.Image when set, else the manifest's,
@@ -192,7 +214,7 @@ func (o *Options) wait(what string, check PodCheck, want Want) error {
 		interval = 2 * time.Second
 	}
 	o.logf("waiting up to %s for %s", o.WaitTimeout, what)
-	if err := waitFor(context.Background(), check, want, o.WaitTimeout, interval); err != nil {
+	if err := waitFor(context.Background(), check, want, o.WaitTimeout, interval, o.Settle); err != nil {
 		return err
 	}
 	o.logf("done waiting for %s", what)

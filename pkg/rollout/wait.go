@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type Want struct {
 	Image        string // the container's image ("": any)
 	Stamp        string // the value of the manifest's StampAnnotation ("": not checked)
 	CommandLacks string // an argument the container's command must not have any more ("": none)
+	CommandHas   string // an argument the container's command must have ("": none)
 }
 
 // PodCheck looks once at a static pod on this node. It returns nil when the pod is what want
@@ -31,18 +33,34 @@ type Want struct {
 // come up, and any other error when it cannot: the error names the cause.
 type PodCheck func(ctx context.Context, want Want) error
 
-// waitFor polls check every interval until it passes, fails for good, or timeout ends.
-func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval time.Duration) error {
+// waitFor polls check every interval until it has passed at every poll for settle (once, when
+// settle is 0), fails for good, or timeout ends. A pass followed by ErrNotYet starts the settle
+// window again: a pod that answers once and crashes a second later has not come up.
+func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval, settle time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
+	var passing time.Time // since when every poll passed; zero while it does not
 	for {
 		last = check(ctx, want)
-		if last == nil || !errors.Is(last, ErrNotYet) {
+		switch {
+		case last == nil:
+			if passing.IsZero() {
+				passing = time.Now()
+			}
+			if time.Since(passing) >= settle {
+				return nil
+			}
+		case errors.Is(last, ErrNotYet):
+			passing = time.Time{}
+		default:
 			return last
 		}
 		select {
 		case <-ctx.Done():
+			if last == nil {
+				return fmt.Errorf("passing for %s only, not the %s asked, after %s", time.Since(passing).Round(time.Second), settle, timeout)
+			}
 			return fmt.Errorf("not up after %s: %w", timeout, last)
 		case <-time.After(interval):
 		}
@@ -97,6 +115,8 @@ func (c *StaticPodCheck) Check(ctx context.Context, want Want) error {
 		return fmt.Errorf("%w: pod %s/%s does not run %s yet", ErrNotYet, c.Namespace, name, want.Image)
 	case want.CommandLacks != "" && strings.Contains(strings.Join(append(container.Command, container.Args...), " "), want.CommandLacks):
 		return fmt.Errorf("%w: pod %s/%s still has %s", ErrNotYet, c.Namespace, name, want.CommandLacks)
+	case want.CommandHas != "" && !strings.Contains(strings.Join(append(container.Command, container.Args...), " "), want.CommandHas):
+		return fmt.Errorf("%w: pod %s/%s does not have %s yet", ErrNotYet, c.Namespace, name, want.CommandHas)
 	}
 	var status *v1.ContainerStatus
 	for i := range pod.Status.ContainerStatuses {
@@ -172,6 +192,18 @@ func (c *StaticPodCheck) healthy(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		// /readyz lists its checks, a failed one as "[-]name failed: ...": name those.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
+		var failed []string
+		for line := range strings.SplitSeq(string(body), "\n") {
+			if name, ok := strings.CutPrefix(line, "[-]"); ok {
+				name, _, _ = strings.Cut(name, " ")
+				failed = append(failed, name)
+			}
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("%w: %s answered %s, failing %s", ErrNotYet, c.HealthURL, resp.Status, strings.Join(failed, ", "))
+		}
 		return fmt.Errorf("%w: %s answered %s", ErrNotYet, c.HealthURL, resp.Status)
 	}
 	return nil

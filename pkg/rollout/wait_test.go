@@ -139,6 +139,11 @@ func TestStaticPodCheck(t *testing.T) {
 	healthz := http.StatusOK
 	server := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(healthz)
+		if healthz != http.StatusOK {
+			// What /readyz answers while this replica's identity cannot list anything.
+			fmt.Fprint(w, "[+]ping ok\n[+]shutdown ok\n[-]binder-caches failed: reason withheld\n[-]api-access failed: reason withheld\nreadyz check failed\n")
+			return
+		}
 		fmt.Fprint(w, "ok")
 	}))
 	defer server.Close()
@@ -195,6 +200,8 @@ func TestStaticPodCheck(t *testing.T) {
 				t.Errorf("Check: %v, want it up", err)
 			case tc.want == "not yet" && !errors.Is(err, ErrNotYet):
 				t.Errorf("Check: %v, want not yet", err)
+			case tc.healthz == http.StatusInternalServerError && !strings.Contains(err.Error(), "failing binder-caches, api-access"):
+				t.Errorf("Check: %v, want it to name the failing checks", err)
 			case tc.want != "" && tc.want != "not yet" && (err == nil || errors.Is(err, ErrNotYet) || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("Check: %v, want a final error containing %q", err, tc.want)
 			}

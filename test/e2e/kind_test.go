@@ -5,7 +5,9 @@ package e2e
 // then our static pod node by node), then the suite with the kind specs, then kind-disable.
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +23,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -104,6 +107,39 @@ func (e kindEnv) onNode(ctx context.Context, node string, args ...string) string
 	out, err := exec.CommandContext(ctx, e.engine, append([]string{"exec", node}, args...)...).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "%s: %s", strings.Join(args, " "), out)
 	return string(out)
+}
+
+// rolloutStatus runs `pv-rollout status` on node and returns its output and exit code.
+func (e kindEnv) rolloutStatus(ctx context.Context, node string, args ...string) (string, int) {
+	cmd := exec.CommandContext(ctx, e.engine, append([]string{"exec", node, "/usr/local/bin/pv-rollout", "status"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	GinkgoWriter.Printf("%s: pv-rollout status %s:\n%s", node, strings.Join(args, " "), out)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return string(out), 0
+}
+
+// expectActiveBinder checks what `pv-rollout status` says on node, within a minute (a Lease or a
+// Ready condition may still be moving): its last line and exit code.
+func (e kindEnv) expectActiveBinder(ctx context.Context, node, binder string, args ...string) string {
+	var out string
+	Eventually(ctx, func() error {
+		var code int
+		out, code = e.rolloutStatus(ctx, node, args...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		wantCode := 0
+		if binder == "none" {
+			wantCode = 1
+		}
+		if last := lines[len(lines)-1]; last != "active binder: "+binder || code != wantCode {
+			return fmt.Errorf("pv-rollout status exited %d with %q, want %d and %q", code, last, wantCode, "active binder: "+binder)
+		}
+		return nil
+	}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	return out
 }
 
 func (e kindEnv) engineRun(ctx context.Context, args ...string) {
@@ -325,6 +361,38 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		pv := createVolume(ctx, volume(ns, "kcm", "1Gi", ""))
 		createClaim(ctx, claim(ns, "kcm", "1Gi", "", pv.Name))
 		Eventually(ctx, getClaim(ctx, ns, "kcm")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+		e.expectActiveBinder(ctx, e.controlPlanes[0], "kube-controller-manager")
+	})
+
+	// The identity's kubeconfig cannot authenticate: our pod starts but never lists anything, so
+	// it is never ready to bind, and enable must not turn KCM's binder off.
+	It("leaves KCM's binder on when our identity cannot authenticate", func(ctx SpecContext) {
+		node := e.controlPlanes[0]
+		const conf = "/etc/kubernetes/pv-controller-manager.conf"
+		good := e.onNode(ctx, node, "cat", conf)
+		DeferCleanup(func(ctx SpecContext) { e.writeOnNode(ctx, node, conf, []byte(good)) })
+		bad, err := clientcmd.Load([]byte(good))
+		Expect(err).NotTo(HaveOccurred())
+		for _, user := range bad.AuthInfos {
+			user.ClientCertificateData, user.ClientKeyData, user.Token = nil, nil, "not-a-token-of-this-cluster"
+		}
+		data, err := clientcmd.Write(*bad)
+		Expect(err).NotTo(HaveOccurred())
+		e.writeOnNode(ctx, node, conf, data)
+
+		ns := newNamespace(ctx)
+		out, err := exec.CommandContext(ctx, e.engine, "exec", node, "/usr/local/bin/pv-rollout", "enable", "--image", e.image, "--wait-timeout", "2m").CombinedOutput()
+		GinkgoWriter.Printf("%s: pv-rollout enable with an identity that cannot authenticate: %s", node, out)
+		Expect(err).To(HaveOccurred(), "enable must fail when ours cannot reach the apiserver")
+		Expect(string(out)).To(ContainSubstring("KCM's binder left on"))
+		Expect(string(out)).To(MatchRegexp(`Unauthorized|api-access|binder-caches`), "the error names why")
+		Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).
+			To(Equal(string(readOriginal(e, node))), "KCM's manifest must be untouched")
+		Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager.yaml"))
+		pv := createVolume(ctx, volume(ns, "kcm-bad-identity", "1Gi", ""))
+		createClaim(ctx, claim(ns, "kcm-bad-identity", "1Gi", "", pv.Name))
+		Eventually(ctx, getClaim(ctx, ns, "kcm-bad-identity")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+		e.expectActiveBinder(ctx, node, "kube-controller-manager")
 	})
 
 	It("leaves KCM's binder on when our image cannot be pulled; claims created meanwhile bind through KCM", func(ctx SpecContext) {
@@ -382,6 +450,8 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		Eventually(ctx, func() string { return holderNode(kcmLeaseHolder(ctx)) }).WithTimeout(time.Minute).WithPolling(time.Second).
 			Should(BeElementOf(e.controlPlanes))
 		Eventually(ctx, leaseHolder(ctx)).WithTimeout(30 * time.Second).Should(Not(BeEmpty()))
+		out := e.expectActiveBinder(ctx, e.controlPlanes[0], "pv-controller-manager", "--canary-namespace", newNamespace(ctx))
+		Expect(out).To(ContainSubstring("canary: a pre-bound claim"))
 	})
 })
 
@@ -526,8 +596,83 @@ var _ = Describe("kind: rollout disable", Ordered, Serial, Label("kind", "kind-d
 		createClaim(ctx, claim(ns, "kcm-again", "1Gi", "", pv.Name))
 		Eventually(ctx, getClaim(ctx, ns, "kcm-again")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
 		Expect(expectOneToOne(ctx, ns)).To(Equal(1))
+		e.expectActiveBinder(ctx, e.controlPlanes[0], "kube-controller-manager")
+	})
+
+	It("uninstalls: no file of ours on any node, no object of ours in the cluster, and KCM binds", func(ctx SpecContext) {
+		before := ourObjects(ctx)
+		Expect(before).NotTo(BeEmpty(), "the RBAC make e2e-kind applied")
+		for _, node := range e.controlPlanes {
+			GinkgoWriter.Printf("%s: %s", node, e.onNode(ctx, node, "/usr/local/bin/pv-rollout", "uninstall"))
+			Expect(e.onNode(ctx, node, "sh", "-c", "ls /etc/kubernetes/manifests /etc/kubernetes; ls -d /etc/kubernetes/pv-controller-manager-backup 2>/dev/null || true")).
+				NotTo(ContainSubstring("pv-controller-manager"), "files of ours left on %s", node)
+			Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).To(Equal(string(readOriginal(e, node))), node)
+		}
+		out, err := exec.CommandContext(ctx, e.engine, "exec", e.controlPlanes[0], "/usr/local/bin/pv-rollout", "uninstall", "--cluster").CombinedOutput()
+		GinkgoWriter.Printf("pv-rollout uninstall --cluster: %s", out)
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(ourObjects(ctx)).To(BeEmpty(), "objects of ours left after uninstall (before: %v)", before)
+		ns := newNamespace(ctx)
+		pv := createVolume(ctx, volume(ns, "after-uninstall", "1Gi", ""))
+		createClaim(ctx, claim(ns, "after-uninstall", "1Gi", "", pv.Name))
+		Eventually(ctx, getClaim(ctx, ns, "after-uninstall")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
 	})
 })
+
+// ourObjects lists what carries our label in every kind deploy/ installs, and our Leases.
+func ourObjects(ctx context.Context) []string {
+	var found []string
+	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pv-controller-manager"}
+	crs, err := client.RbacV1().ClusterRoles().List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range crs.Items {
+		found = append(found, "clusterrole/"+o.Name)
+	}
+	crbs, err := client.RbacV1().ClusterRoleBindings().List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range crbs.Items {
+		found = append(found, "clusterrolebinding/"+o.Name)
+	}
+	roles, err := client.RbacV1().Roles("").List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range roles.Items {
+		found = append(found, "role/"+o.Namespace+"/"+o.Name)
+	}
+	rbs, err := client.RbacV1().RoleBindings("").List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range rbs.Items {
+		found = append(found, "rolebinding/"+o.Namespace+"/"+o.Name)
+	}
+	fss, err := client.FlowcontrolV1().FlowSchemas().List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range fss.Items {
+		found = append(found, "flowschema/"+o.Name)
+	}
+	svcs, err := client.CoreV1().Services("").List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range svcs.Items {
+		found = append(found, "service/"+o.Namespace+"/"+o.Name)
+	}
+	cms, err := client.CoreV1().ConfigMaps("").List(ctx, selector)
+	Expect(err).NotTo(HaveOccurred())
+	for _, o := range cms.Items {
+		found = append(found, "configmap/"+o.Namespace+"/"+o.Name)
+	}
+	for _, name := range []string{"pv-controller-manager", "pv-controller-manager-shadow"} {
+		if _, err := client.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{}); err == nil {
+			found = append(found, "lease/kube-system/"+name)
+		}
+	}
+	return found
+}
+
+// writeOnNode replaces a file's content on node, keeping its owner and mode.
+func (e kindEnv) writeOnNode(ctx context.Context, node, path string, data []byte) {
+	cmd := exec.CommandContext(ctx, e.engine, "exec", "-i", node, "sh", "-c", "cat > "+path)
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "writing %s on %s: %s", path, node, out)
+}
 
 func workerAffinity(worker string) *v1.VolumeNodeAffinity {
 	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{

@@ -136,7 +136,7 @@ func Run(ctx context.Context, c *config.Config) error {
 		electionChecker = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 		liveChecks = append(liveChecks, electionChecker)
 	}
-	state := &binderState{}
+	state := &binderState{warm: c.Standby.Warm}
 	selector, err := c.UpstreamBinderGuard.Selector()
 	if err != nil {
 		return fmt.Errorf("--upstream-binder-pod-selector: %w", err)
@@ -164,7 +164,7 @@ func Run(ctx context.Context, c *config.Config) error {
 			return err
 		}
 		warmCtx, stopWarm := context.WithCancel(ctx)
-		startWarmStandby(warmCtx, warm)
+		startWarmStandby(warmCtx, warm, &state.warmSynced)
 		defer warm.Shutdown()
 		defer stopWarm() // first: Shutdown waits for the informers to stop, also when the Lease was lost
 	}
@@ -230,6 +230,10 @@ type binderState struct {
 	// leading: this process binds (it holds the Lease, or runs without leader election).
 	leading atomic.Bool
 	synced  atomic.Bool
+	// warm: the binder's informers run before the Lease is held (--leader-elect-warm-standby);
+	// warmSynced once they have synced.
+	warm       bool
+	warmSynced atomic.Bool
 }
 
 // runUnelected runs the binder without leader election: this process binds, so /readyz waits for
@@ -240,16 +244,25 @@ func (s *binderState) runUnelected(ctx context.Context, run func(context.Context
 	run(ctx)
 }
 
-// cachesSynced is the readiness check "binder-caches".
+// cachesSynced is the readiness check "binder-caches": a replica that leads, or stands by warm,
+// is ready once the caches it binds from have synced. A standby's listing every volume and claim
+// with its own identity is also what deploy/rollout.sh enable waits for before KCM's binder goes.
 func (s *binderState) cachesSynced() error {
-	if s.leading.Load() && !s.synced.Load() {
-		return errors.New("leading, but the binder's informer caches have not synced yet")
+	if s.leading.Load() {
+		if !s.synced.Load() {
+			return errors.New("leading, but the binder's informer caches have not synced yet")
+		}
+		return nil
+	}
+	if s.warm && !s.warmSynced.Load() {
+		return errors.New("standing by warm, but the binder's informer caches have not synced yet")
 	}
 	return nil
 }
 
 // newHandler builds the secure-port handler: /healthz and /livez (process alive, Lease renewed when
-// leading), /readyz (also: caches synced when leading, KCM's binder not running, not shutting down), /metrics, and KCM's
+// leading), /readyz (also: caches synced when leading or standing by warm, KCM's pods listed, KCM's
+// binder not running, not shutting down; /readyz?exclude=upstream-binder is "ready to bind"), /metrics, and KCM's
 // debugging endpoints; all behind delegated authentication and authorization.
 func newHandler(ctx context.Context, c *config.Config, state *binderState, guard *upstreamguard.Guard, liveChecks []healthz.HealthChecker) http.Handler {
 	healthzHandler := controllerhealthz.NewMutableHealthzHandler(liveChecks...)
@@ -258,6 +271,13 @@ func newHandler(ctx context.Context, c *config.Config, state *binderState, guard
 	readyChecks := append([]healthz.HealthChecker{
 		healthz.NewShutdownHealthz(ctx.Done()),
 		healthz.NamedCheck("binder-caches", func(*http.Request) error { return state.cachesSynced() }),
+		// This replica's identity has listed KCM's pods: it reaches the apiserver and is authorized.
+		healthz.NamedCheck("api-access", func(*http.Request) error {
+			if _, known := guard.Active(); !known {
+				return errors.New("kube-controller-manager's pods not listed yet (is this replica's kubeconfig valid and its RBAC installed?)")
+			}
+			return nil
+		}),
 		// Not ready while KCM's own binder runs and our writes are held (pkg/upstreamguard).
 		healthz.NamedCheck("upstream-binder", guard.Check),
 	}, liveChecks...)

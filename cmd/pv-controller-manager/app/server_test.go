@@ -25,3 +25,16 @@ func TestReadyzWaitsForCachesWithoutLeaderElection(t *testing.T) {
 		t.Error("still leading after the binder returned")
 	}
 }
+
+// A warm standby is ready once the caches it would bind from have synced: deploy/rollout.sh enable
+// waits for that (a replica whose identity cannot list volumes never is).
+func TestReadyzWaitsForWarmStandbyCaches(t *testing.T) {
+	state := &binderState{warm: true}
+	if state.cachesSynced() == nil {
+		t.Fatal("a warm standby is ready before its caches synced")
+	}
+	state.warmSynced.Store(true)
+	if err := state.cachesSynced(); err != nil {
+		t.Fatalf("a warm standby whose caches synced is not ready: %v", err)
+	}
+}
