@@ -29,7 +29,7 @@ KUBE_VERSION ?= $(UPSTREAM)
 ifeq ($(KUBE_VERSION),$(UPSTREAM))
 BIN_DIR      := $(CURDIR)/bin
 TOOLS_BIN    := $(CURDIR)/_output/tools/bin
-IMAGE_TAG    := $(VERSION)
+IMAGE_TAG    := $(VERSION)-k8s$(UPSTREAM:v%=%)
 IMAGE_TAR    := $(CURDIR)/_output/image/pv-controller-manager.tar
 GO_FLAGS     :=
 RELEASE_GEN  :=

@@ -29,7 +29,7 @@ build() {
   local name="$1" stamp="$2"
   shift 2
   if [[ -x "${TOOLS_BIN}/${name}" && "$(cat "${TOOLS_BIN}/.${name}.version" 2>/dev/null)" == "${stamp}" ]]; then
-    echo "build-tools.sh: ${name} ${stamp} is up to date"
+    [[ -n "${BUILD_TOOLS_QUIET:-}" ]] || echo "build-tools.sh: ${name} ${stamp} is up to date"
     return
   fi
   echo "build-tools.sh: building ${name} ${stamp}"

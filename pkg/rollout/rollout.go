@@ -195,7 +195,7 @@ func (o *Options) ourManifest() ([]byte, string, error) {
 		return nil, "", err
 	}
 	if image == ImagePlaceholder {
-		return nil, "", fmt.Errorf("no image: pass --image with the image you pushed, e.g. --image registry.example/pv-controller-manager:v0.1.0 (docs/install.md)")
+		return nil, "", fmt.Errorf("no image: pass --image with the image you pushed, e.g. --image registry.example/pv-controller-manager:v0.1.0-k8s1.37.2 (docs/install.md)")
 	}
 	return ours, image, ValidateImage(image)
 }
