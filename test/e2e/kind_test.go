@@ -22,7 +22,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
@@ -621,48 +623,34 @@ var _ = Describe("kind: rollout disable", Ordered, Serial, Label("kind", "kind-d
 
 // ourObjects lists what carries our label in every kind deploy/ installs, and our Leases.
 func ourObjects(ctx context.Context) []string {
-	var found []string
 	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pv-controller-manager"}
-	crs, err := client.RbacV1().ClusterRoles().List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range crs.Items {
-		found = append(found, "clusterrole/"+o.Name)
+	lists := map[string]func() (runtime.Object, error){
+		"clusterrole":        func() (runtime.Object, error) { return client.RbacV1().ClusterRoles().List(ctx, selector) },
+		"clusterrolebinding": func() (runtime.Object, error) { return client.RbacV1().ClusterRoleBindings().List(ctx, selector) },
+		"role":               func() (runtime.Object, error) { return client.RbacV1().Roles("").List(ctx, selector) },
+		"rolebinding":        func() (runtime.Object, error) { return client.RbacV1().RoleBindings("").List(ctx, selector) },
+		"flowschema":         func() (runtime.Object, error) { return client.FlowcontrolV1().FlowSchemas().List(ctx, selector) },
+		"service":            func() (runtime.Object, error) { return client.CoreV1().Services("").List(ctx, selector) },
+		"configmap":          func() (runtime.Object, error) { return client.CoreV1().ConfigMaps("").List(ctx, selector) },
 	}
-	crbs, err := client.RbacV1().ClusterRoleBindings().List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range crbs.Items {
-		found = append(found, "clusterrolebinding/"+o.Name)
-	}
-	roles, err := client.RbacV1().Roles("").List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range roles.Items {
-		found = append(found, "role/"+o.Namespace+"/"+o.Name)
-	}
-	rbs, err := client.RbacV1().RoleBindings("").List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range rbs.Items {
-		found = append(found, "rolebinding/"+o.Namespace+"/"+o.Name)
-	}
-	fss, err := client.FlowcontrolV1().FlowSchemas().List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range fss.Items {
-		found = append(found, "flowschema/"+o.Name)
-	}
-	svcs, err := client.CoreV1().Services("").List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range svcs.Items {
-		found = append(found, "service/"+o.Namespace+"/"+o.Name)
-	}
-	cms, err := client.CoreV1().ConfigMaps("").List(ctx, selector)
-	Expect(err).NotTo(HaveOccurred())
-	for _, o := range cms.Items {
-		found = append(found, "configmap/"+o.Namespace+"/"+o.Name)
+	var found []string
+	for kind, list := range lists {
+		l, err := list()
+		Expect(err).NotTo(HaveOccurred(), kind)
+		items, err := apimeta.ExtractList(l)
+		Expect(err).NotTo(HaveOccurred(), kind)
+		for _, item := range items {
+			m, err := apimeta.Accessor(item)
+			Expect(err).NotTo(HaveOccurred(), kind)
+			found = append(found, strings.TrimSuffix(kind+"/"+m.GetNamespace(), "/")+"/"+m.GetName())
+		}
 	}
 	for _, name := range []string{"pv-controller-manager", "pv-controller-manager-shadow"} {
 		if _, err := client.CoordinationV1().Leases("kube-system").Get(ctx, name, metav1.GetOptions{}); err == nil {
 			found = append(found, "lease/kube-system/"+name)
 		}
 	}
+	slices.Sort(found)
 	return found
 }
 
