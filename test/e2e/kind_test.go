@@ -144,6 +144,18 @@ func (e kindEnv) expectActiveBinder(ctx context.Context, node, binder string, ar
 	return out
 }
 
+// expectKCMStillBinds checks what a failed enable leaves on node: KCM's manifest as it was before
+// the rollout, no manifest of ours, a pair created now bound by KCM, and status saying so.
+func (e kindEnv) expectKCMStillBinds(ctx context.Context, node, ns, name string) {
+	Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).
+		To(Equal(string(readOriginal(e, node))), "KCM's manifest must be untouched")
+	Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager.yaml"))
+	pv := createVolume(ctx, volume(ns, name, "1Gi", ""))
+	createClaim(ctx, claim(ns, name, "1Gi", "", pv.Name))
+	Eventually(ctx, getClaim(ctx, ns, name)).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+	e.expectActiveBinder(ctx, node, "kube-controller-manager")
+}
+
 func (e kindEnv) engineRun(ctx context.Context, args ...string) {
 	out, err := exec.CommandContext(ctx, e.engine, args...).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "%s %s: %s", e.engine, strings.Join(args, " "), out)
@@ -388,13 +400,7 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		Expect(err).To(HaveOccurred(), "enable must fail when ours cannot reach the apiserver")
 		Expect(string(out)).To(ContainSubstring("KCM's binder left on"))
 		Expect(string(out)).To(MatchRegexp(`Unauthorized|api-access|binder-caches`), "the error names why")
-		Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).
-			To(Equal(string(readOriginal(e, node))), "KCM's manifest must be untouched")
-		Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager.yaml"))
-		pv := createVolume(ctx, volume(ns, "kcm-bad-identity", "1Gi", ""))
-		createClaim(ctx, claim(ns, "kcm-bad-identity", "1Gi", "", pv.Name))
-		Eventually(ctx, getClaim(ctx, ns, "kcm-bad-identity")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
-		e.expectActiveBinder(ctx, node, "kube-controller-manager")
+		e.expectKCMStillBinds(ctx, node, ns, "kcm-bad-identity")
 	})
 
 	It("leaves KCM's binder on when our image cannot be pulled; claims created meanwhile bind through KCM", func(ctx SpecContext) {
@@ -406,12 +412,7 @@ var _ = Describe("kind: rollout node by node", Ordered, Serial, Label("kind", "k
 		Expect(err).To(HaveOccurred(), "enable must fail when our pod cannot start")
 		Expect(string(out)).To(MatchRegexp(`ImagePullBackOff|ErrImagePull|not up after`))
 		Expect(string(out)).To(ContainSubstring("KCM's binder left on"))
-		Expect(e.onNode(ctx, node, "cat", "/etc/kubernetes/manifests/kube-controller-manager.yaml")).
-			To(Equal(string(readOriginal(e, node))), "KCM's manifest must be untouched")
-		Expect(e.onNode(ctx, node, "ls", "/etc/kubernetes/manifests")).NotTo(ContainSubstring("pv-controller-manager.yaml"))
-		pv := createVolume(ctx, volume(ns, "kcm-meanwhile", "1Gi", ""))
-		createClaim(ctx, claim(ns, "kcm-meanwhile", "1Gi", "", pv.Name))
-		Eventually(ctx, getClaim(ctx, ns, "kcm-meanwhile")).WithTimeout(2 * time.Minute).Should(claimPhase(v1.ClaimBound))
+		e.expectKCMStillBinds(ctx, node, ns, "kcm-meanwhile")
 	})
 
 	It("rolls out one control-plane node at a time; pairs created throughout all bind, each PV to its own claim", func(ctx SpecContext) {
