@@ -66,6 +66,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "pv-rollout: --settle=%s: must not be negative\n", o.Settle)
 		os.Exit(2)
 	}
+	if err := misplacedFlag(fs, action); err != nil {
+		fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
+		os.Exit(2)
+	}
 	if action == "status" {
 		os.Exit(status(*kubeconfig, *canaryNamespace, *canaryTimeout))
 	}
@@ -95,18 +99,16 @@ func main() {
 	case "enable":
 		o.KubeconfigPath = kubeconfigPath
 		if waits {
-			check, err := podCheck(*kubeconfig, *nodeName, podName, *healthURL)
+			client, err := newClient(*kubeconfig)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pv-rollout: %v (--wait-timeout=0 skips the wait; KCM's binder is then turned off without knowing that ours runs)\n", err)
 				os.Exit(2)
 			}
-			o.Check = check
-			if o.KCMCheck, err = podCheck(*kubeconfig, *nodeName, "kube-controller-manager", *kcmHealthURL); err != nil {
+			if o.Check, err = podCheck(client, *nodeName, podName, *healthURL); err != nil {
 				fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
 				os.Exit(2)
 			}
-			client, err := newClient(*kubeconfig)
-			if err != nil {
+			if o.KCMCheck, err = podCheck(client, *nodeName, "kube-controller-manager", *kcmHealthURL); err != nil {
 				fmt.Fprintf(os.Stderr, "pv-rollout: %v\n", err)
 				os.Exit(2)
 			}
@@ -116,7 +118,11 @@ func main() {
 		o.KubeconfigPath = kubeconfigPath
 		// A rollback must work when nothing can read the API: without a client it does not wait.
 		if waits {
-			check, err := podCheck(*kubeconfig, *nodeName, "kube-controller-manager", *kcmHealthURL)
+			client, err := newClient(*kubeconfig)
+			var check rollout.PodCheck
+			if err == nil {
+				check, err = podCheck(client, *nodeName, "kube-controller-manager", *kcmHealthURL)
+			}
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pv-rollout: not waiting for KCM before removing our pod: %v\n", err)
 			} else {
@@ -210,12 +216,8 @@ func uninstallCluster(kubeconfig string, dryRun bool) int {
 	return 0
 }
 
-// podCheck watches a static pod's mirror pod through kubeconfig and its health URL on this node.
-func podCheck(kubeconfig, nodeName, podName, healthURL string) (rollout.PodCheck, error) {
-	client, err := newClient(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
+// podCheck watches a static pod's mirror pod through client and its health URL on this node.
+func podCheck(client kubernetes.Interface, nodeName, podName, healthURL string) (rollout.PodCheck, error) {
 	if nodeName == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -225,4 +227,17 @@ func podCheck(kubeconfig, nodeName, podName, healthURL string) (rollout.PodCheck
 	}
 	c := &rollout.StaticPodCheck{Client: client, Namespace: "kube-system", PodName: podName, NodeName: nodeName, HealthURL: healthURL}
 	return c.Check, nil
+}
+
+// misplacedFlag refuses, rather than ignores, a flag set on the command line that belongs to
+// another action: nothing is done with input that was meant for something else.
+func misplacedFlag(fs *flag.FlagSet, action string) error {
+	only := map[string]string{"canary-namespace": "status", "canary-timeout": "status", "cluster": "uninstall"}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if want, ok := only[f.Name]; ok && want != action && err == nil {
+			err = fmt.Errorf("--%s is a flag of %s, not of %s", f.Name, want, action)
+		}
+	})
+	return err
 }
