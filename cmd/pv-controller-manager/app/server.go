@@ -260,6 +260,17 @@ func (s *binderState) cachesSynced() error {
 	return nil
 }
 
+// apiAccessCheck is the readiness check "api-access": the guard has listed KCM's pods with this
+// replica's identity, so it reaches the apiserver and is authorized.
+func apiAccessCheck(guard *upstreamguard.Guard) func(*http.Request) error {
+	return func(*http.Request) error {
+		if _, known := guard.Active(); !known {
+			return errors.New("kube-controller-manager's pods not listed yet (is this replica's kubeconfig valid and its RBAC installed?)")
+		}
+		return nil
+	}
+}
+
 // newHandler builds the secure-port handler: /healthz and /livez (process alive, Lease renewed when
 // leading), /readyz (also: caches synced when leading or standing by warm, KCM's pods listed, KCM's
 // binder not running, not shutting down; /readyz?exclude=upstream-binder is "ready to bind"), /metrics, and KCM's
@@ -272,12 +283,7 @@ func newHandler(ctx context.Context, c *config.Config, state *binderState, guard
 		healthz.NewShutdownHealthz(ctx.Done()),
 		healthz.NamedCheck("binder-caches", func(*http.Request) error { return state.cachesSynced() }),
 		// This replica's identity has listed KCM's pods: it reaches the apiserver and is authorized.
-		healthz.NamedCheck("api-access", func(*http.Request) error {
-			if _, known := guard.Active(); !known {
-				return errors.New("kube-controller-manager's pods not listed yet (is this replica's kubeconfig valid and its RBAC installed?)")
-			}
-			return nil
-		}),
+		healthz.NamedCheck("api-access", apiAccessCheck(guard)),
 		// Not ready while KCM's own binder runs and our writes are held (pkg/upstreamguard).
 		healthz.NamedCheck("upstream-binder", guard.Check),
 	}, liveChecks...)

@@ -3,6 +3,12 @@ package app
 import (
 	"context"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/fastpv/pv-controller-manager/pkg/upstreamguard"
 )
 
 // Without leader election the process binds at once: /readyz must wait for its caches as it does
@@ -36,5 +42,25 @@ func TestReadyzWaitsForWarmStandbyCaches(t *testing.T) {
 	state.warmSynced.Store(true)
 	if err := state.cachesSynced(); err != nil {
 		t.Fatalf("a warm standby whose caches synced is not ready: %v", err)
+	}
+}
+
+// "api-access" fails until the guard has listed KCM's pods with this replica's identity, and
+// passes once it has.
+func TestReadyzAPIAccess(t *testing.T) {
+	guard := upstreamguard.New(upstreamguard.Config{Client: fake.NewClientset(), Namespace: "kube-system", Selector: labels.Everything(), CheckPeriod: time.Minute})
+	check := apiAccessCheck(guard)
+	if check(nil) == nil {
+		t.Fatal("api-access passes before anything was listed")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go guard.Run(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	for check(nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("api-access still failing after the guard's first look: %v", check(nil))
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
 	}
 }
