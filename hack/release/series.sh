@@ -135,9 +135,21 @@ apply_entry() {
   (cd "${dir}" && git apply --whitespace=nowarn -p1 "$@" "${variant}")
 }
 
-# entry_source ENTRY VARIANTS prints the patch whose header (author, date, message) ENTRY carries.
+# entry_source ENTRY VARIANTS prints the patch whose header (author, date, message) ENTRY carries:
+# the shared patch's, also for an adapted entry (whose own message only names it); an entry only
+# the line carries, its own.
 entry_source() {
-  if [[ -f "$2/$1" ]]; then echo "$2/$1"; else echo "${REPO_ROOT}/patches/$1"; fi
+  if [[ -f "${REPO_ROOT}/patches/$1" ]]; then echo "${REPO_ROOT}/patches/$1"; else echo "$2/$1"; fi
+}
+
+# adapted_message LINE ENTRY replaces the message of the format-patch output on stdin with one
+# line naming the shared patch: an adapted entry's message is the shared patch's (entry_source).
+adapted_message() {
+  awk -v line="$1" -v entry="$2" '
+    done { print; next }
+    !body && /^$/ { body = 1; print; print "The " line " form of patches/" entry " (its message): only the files where it differs."; print ""; next }
+    !body { print; next }
+    /^---$/ { done = 1; print }'
 }
 
 # commit_entry DIR ENTRY VARIANTS [git apply args...] applies ENTRY to the git work tree DIR and
@@ -261,7 +273,7 @@ export_series() {
       [[ -n "${shared_blob}" && "${shared_blob}" == "$(git_w rev-parse "${c}:${f}" 2>/dev/null)" ]] && continue
       paths+=("${f}")
     done < <(git_w diff --name-only "${c}^" "${c}")
-    git_w "${fp[@]}" -1 --stdout "${c}" -- "${paths[@]}" >"${out}/${entry}"
+    git_w "${fp[@]}" -1 --stdout "${c}" -- "${paths[@]}" | adapted_message "${line}" "${entry}" >"${out}/${entry}"
   done
   rm -f "${idx}"
   rm -rf "${variants}"

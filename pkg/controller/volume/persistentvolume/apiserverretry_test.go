@@ -73,7 +73,7 @@ func TestAPIServerErrorRetriedPerKeyNotBehindTheBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
+	ctrl.registerTestMetrics()
 	queue := &recordingQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	defer queue.ShutDown()
 	before, _ := testutil.GetCounterMetricValue(metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueAPIServerError))

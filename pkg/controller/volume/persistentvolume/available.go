@@ -45,7 +45,7 @@ func (ctrl *PersistentVolumeController) enqueueClaimsFittingVolume(ctx context.C
 	candidates := []*v1.PersistentVolume{volume}
 	queued := 0
 	ctrl.waitingClaims.wake(storagehelpers.GetPersistentVolumeClass(volume), func(key string) bool {
-		obj, found, err := ctrl.claims.GetByKey(key)
+		obj, found, err := ctrl.getClaimByKey(key)
 		if err != nil || !found {
 			return true // deleted
 		}

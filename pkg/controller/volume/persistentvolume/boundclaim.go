@@ -31,7 +31,7 @@ import (
 
 // enqueueBoundClaimsNoLongerNamed queues the Bound claims that name volume in
 // spec.volumeName while the volume does not name them (its claimRef names
-// another claim, or none). It runs once the volume is in the controller's
+// another claim, or none). It runs when the volume's new version is in the
 // cache, so the claim's sync sees it. The periodic resync no longer re-queues
 // Bound claims (patch "resync only unsettled objects"), and the volume event
 // that queues claims naming a volume skips Bound ones: a volume deleted and
@@ -61,4 +61,14 @@ func (ctrl *PersistentVolumeController) enqueueBoundClaimsNoLongerNamed(ctx cont
 		metrics.RequeuesTotal.WithLabelValues(metrics.ClaimQueue, metrics.RequeueVolumeChanged).Inc()
 		ctrl.claimQueue.Add(key)
 	}
+}
+
+// enqueueBoundClaimsOfDeletedVolume queues the Bound claims that name a
+// deleted volume. The informer hands the delete handler its own last copy of
+// the volume, which lacks the controller's claimRef write when the watch broke
+// before that write was observed: the handler then queues no claim, upstream's
+// 15 s resync makes the claim Lost later, and here nothing would. A deleted
+// volume names no claim.
+func (ctrl *PersistentVolumeController) enqueueBoundClaimsOfDeletedVolume(ctx context.Context, volumeName string) {
+	ctrl.enqueueBoundClaimsNoLongerNamed(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: volumeName}})
 }

@@ -35,9 +35,9 @@ import (
 func TestBoundClaimLostWhenItsVolumeIsRecreatedForAnother(t *testing.T) {
 	old := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
 	claim := newClaim("claim", "uid-claim", "1Gi", "volume", v1.ClaimBound, nil, volume.AnnBindCompleted)
-	// The old volume is only in the controller's cache: the API server has the new one.
+	// The cache has the old volume: the API server has the new one.
 	ctx, ctrl, reactor, _ := newCachedController(t, nil, []*v1.PersistentVolumeClaim{claim})
-	_ = ctrl.volumes.store.Add(old.DeepCopy())
+	_ = ctrl.volumes.volumeStore().Add(old.DeepCopy())
 	if err := ctrl.claimIndexer.Add(claim.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,8 @@ func TestBoundClaimLostWhenItsVolumeIsRecreatedForAnother(t *testing.T) {
 	recreated.UID = types.UID("uid-recreated")
 	recreated.ResourceVersion = "2"
 	reactor.AddVolume(recreated)
-	// What the volume worker does with the informer's update.
+	// The informer's update, then what the volume worker does with it.
+	_ = ctrl.volumes.volumeStore().Update(recreated.DeepCopy())
 	_ = ctrl.updateVolume(ctx, recreated.DeepCopy())
 
 	queued := map[string]bool{}
@@ -57,6 +58,40 @@ func TestBoundClaimLostWhenItsVolumeIsRecreatedForAnother(t *testing.T) {
 	}
 	if !queued["default/claim"] {
 		t.Fatalf("queued %v, want the claim Bound to the old volume among them", queued)
+	}
+	if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if phase := reactor.Claims()[0].Status.Phase; phase != v1.ClaimLost {
+		t.Errorf("the claim is %s, want Lost", phase)
+	}
+}
+
+// A volume deleted while the volume watch was broken, after the controller
+// bound it, reaches the delete handler as the informer's last copy: without
+// the claimRef the controller wrote. The claim Bound to it must still be
+// queued, and its sync makes it Lost; without that nothing synced it again.
+// Found by the model torture (test/torture, seed 1796362331656849586): the
+// claim stayed Bound to a volume that no longer existed.
+func TestBoundClaimLostWhenItsVolumeIsDeletedBeforeItsBindWasObserved(t *testing.T) {
+	stale := newVolume("volume", "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+	claim := newClaim("claim", "uid-claim", "1Gi", "volume", v1.ClaimBound, nil, volume.AnnBindCompleted, volume.AnnBoundByController)
+	ctx, ctrl, reactor, _ := newCachedController(t, nil, []*v1.PersistentVolumeClaim{claim})
+	if err := ctrl.claimIndexer.Add(claim.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+
+	// The relist finds no volume: the informer deletes its copy (still unbound).
+	ctrl.deliverVolumeDelete(ctx, stale.DeepCopy())
+
+	queued := map[string]bool{}
+	for ctrl.claimQueue.Len() > 0 {
+		key, _ := ctrl.claimQueue.Get()
+		queued[key] = true
+		ctrl.claimQueue.Done(key)
+	}
+	if !queued["default/claim"] {
+		t.Fatalf("queued %v, want the claim Bound to the deleted volume among them", queued)
 	}
 	if err := ctrl.syncClaim(ctx, claim.DeepCopy()); err != nil {
 		t.Fatal(err)

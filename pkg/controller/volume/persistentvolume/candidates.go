@@ -24,6 +24,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/volume"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
@@ -64,6 +65,16 @@ func cachedClaimRefIndexFunc(obj interface{}) ([]string, error) {
 	return []string{claimrefToClaimKey(pv.Spec.ClaimRef)}, nil
 }
 
+// volumeIndexers are the indexes of the volume cache: upstream's access modes,
+// and the two that a match walks.
+func volumeIndexers() cache.Indexers {
+	return cache.Indexers{
+		"accessmodes":             accessModesIndexFunc,
+		unclaimedAccessModesIndex: unclaimedAccessModesIndexFunc,
+		cachedClaimRefIndex:       cachedClaimRefIndexFunc,
+	}
+}
+
 // candidateChunk is how many volumes without claimRef one FindMatchingVolume
 // call looks at (a variable for tests).
 var candidateChunk = 256
@@ -78,7 +89,7 @@ var candidateChunk = 256
 // Among equal fits the choice is arbitrary, as upstream's (index order).
 func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.PersistentVolumeClaim, modes []v1.PersistentVolumeAccessMode, excluded map[string]*v1.PersistentVolume, delayBinding, vacEnabled bool) (*v1.PersistentVolume, error) {
 	modesKey := v1helper.GetAccessModesAsString(modes)
-	reservedObjs, err := pvIndex.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
+	reservedObjs, err := pvIndex.reservingClaim(claimToClaimKey(claim))
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +108,7 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 
 	// The keys only: looking every volume up (ByIndex) would cost what the
 	// early stop saves. A volume gone or claimed since is skipped.
-	unclaimed, err := pvIndex.store.IndexKeys(unclaimedAccessModesIndex, modesKey)
+	unclaimed, err := pvIndex.indexKeys(unclaimedAccessModesIndex, modesKey)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +119,7 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 	for start := 0; start < len(unclaimed); start += candidateChunk {
 		chunk = chunk[:0]
 		for _, key := range unclaimed[start:min(start+candidateChunk, len(unclaimed))] {
-			if obj, found, err := pvIndex.store.GetByKey(key); err == nil && found {
+			if obj, found, err := pvIndex.getByKey(key); err == nil && found {
 				if pv, ok := obj.(*v1.PersistentVolume); ok {
 					chunk = append(chunk, pv)
 				}
@@ -140,7 +151,7 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 // volume's writes and before its own (its write failed) was bound to a second
 // volume, the first one left Bound to it.
 func (pvIndex *persistentVolumeOrderedIndex) findReservedForClaim(claim *v1.PersistentVolumeClaim, allPossibleModes [][]v1.PersistentVolumeAccessMode, excluded map[string]*v1.PersistentVolume, delayBinding, vacEnabled bool) (*v1.PersistentVolume, error) {
-	objs, err := pvIndex.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
+	objs, err := pvIndex.reservingClaim(claimToClaimKey(claim))
 	if err != nil || len(objs) == 0 {
 		return nil, err
 	}

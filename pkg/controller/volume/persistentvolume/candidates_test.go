@@ -35,7 +35,7 @@ func TestFindAmongCandidates(t *testing.T) {
 	add := func(index persistentVolumeOrderedIndex, pvs ...*v1.PersistentVolume) {
 		for _, pv := range pvs {
 			pv.Spec.AccessModes = rwo
-			if err := index.store.Add(pv); err != nil {
+			if err := index.volumeStore().Add(pv); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -97,7 +97,7 @@ func TestFindByClaimAgreesWithFullScan(t *testing.T) {
 			}
 			pv := newVolume(fmt.Sprintf("volume-%02d", i), fmt.Sprintf("%dMi", 1000+rng.IntN(100)*10+i), claimUID, claimName, phases[rng.IntN(len(phases))], v1.PersistentVolumeReclaimRetain, classes[rng.IntN(len(classes))])
 			pv.Spec.AccessModes = modeSets[rng.IntN(len(modeSets))]
-			if err := index.store.Add(pv); err != nil {
+			if err := index.volumeStore().Add(pv); err != nil {
 				t.Fatal(err)
 			}
 		}

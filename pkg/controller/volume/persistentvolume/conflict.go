@@ -76,9 +76,9 @@ func (ctrl *PersistentVolumeController) handleSyncResult(ctx context.Context, qu
 }
 
 // refreshConflictingObject makes sure the controller's cache holds a version of the object named
-// in the conflict that is at least as new as anything we know of: the informer's copy if that is
-// newer, nothing if our cache is already ahead of the informer (our own other worker wrote it),
-// else a fresh copy from the API server.
+// in the conflict that is at least as new as anything we know of: nothing is read when the cache
+// is current (volumeCacheCurrent, claimCacheCurrent), else a fresh copy is read from the API
+// server and cached.
 func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Context, queueName, key string, err error) {
 	logger := klog.FromContext(ctx)
 	var status apierrors.APIStatus
@@ -89,12 +89,7 @@ func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Con
 	switch details.Kind {
 	case "persistentvolumes":
 		name := details.Name
-		cached, found, _ := ctrl.volumes.store.GetByKey(name)
-		informerCopy, lerr := ctrl.volumeLister.Get(name)
-		if fresh, ok := ctrl.pickFresher(found, cached, lerr == nil, informerCopy); ok {
-			if fresh != nil {
-				_, _ = ctrl.storeVolumeUpdate(logger, fresh.(*v1.PersistentVolume).DeepCopy())
-			}
+		if ctrl.volumeCacheCurrent(logger, name) {
 			return
 		}
 		volume, gerr := ctrl.kubeClient.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
@@ -102,20 +97,13 @@ func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Con
 			logger.V(3).Info("Could not refresh volume after conflict", "volumeName", name, "err", gerr)
 			return
 		}
-		_, _ = ctrl.storeVolumeUpdate(logger, volume)
+		ctrl.cacheVolumeRead(logger, volume)
 	case "persistentvolumeclaims":
 		namespace := ctrl.conflictClaimNamespace(queueName, key)
 		if namespace == "" {
 			return
 		}
-		claimKey := namespace + "/" + details.Name
-		cached, found, _ := ctrl.claims.GetByKey(claimKey)
-		informerCopy, lerr := ctrl.claimLister.PersistentVolumeClaims(namespace).Get(details.Name)
-		if fresh, ok := ctrl.pickFresher(found, cached, lerr == nil, informerCopy); ok {
-			if fresh != nil {
-				ctrl.forgetReplacedClaim(ctx, fresh.(*v1.PersistentVolumeClaim))
-				_, _ = ctrl.storeClaimUpdate(logger, fresh.(*v1.PersistentVolumeClaim).DeepCopy())
-			}
+		if ctrl.claimCacheCurrent(ctx, namespace+"/"+details.Name) {
 			return
 		}
 		claim, gerr := ctrl.kubeClient.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, details.Name, metav1.GetOptions{})
@@ -123,32 +111,7 @@ func (ctrl *PersistentVolumeController) refreshConflictingObject(ctx context.Con
 			logger.V(3).Info("Could not refresh claim after conflict", "PVC", klog.KRef(namespace, details.Name), "err", gerr)
 			return
 		}
-		ctrl.forgetReplacedClaim(ctx, claim)
-		_, _ = ctrl.storeClaimUpdate(logger, claim)
-	}
-}
-
-// pickFresher decides without an API call when it can: it returns (informerCopy, true) when the
-// informer is ahead of our cache, (nil, true) when our cache is ahead of the informer, and
-// (nil, false) when both are the same version (or unknown) and only the API server can tell.
-func (ctrl *PersistentVolumeController) pickFresher(cachedFound bool, cached interface{}, informerFound bool, informerCopy interface{}) (interface{}, bool) {
-	if !informerFound {
-		return nil, false
-	}
-	if !cachedFound {
-		return informerCopy, true
-	}
-	cachedVersion, cerr := resourceVersionOf(cached)
-	informerVersion, ierr := resourceVersionOf(informerCopy)
-	switch {
-	case cerr != nil || ierr != nil:
-		return nil, false
-	case informerVersion > cachedVersion:
-		return informerCopy, true
-	case cachedVersion > informerVersion:
-		return nil, true
-	default:
-		return nil, false
+		ctrl.refreshedClaim(ctx, claim)
 	}
 }
 
@@ -162,7 +125,7 @@ func (ctrl *PersistentVolumeController) conflictClaimNamespace(queueName, key st
 		}
 		return namespace
 	}
-	obj, found, err := ctrl.volumes.store.GetByKey(key)
+	obj, found, err := ctrl.volumes.getByKey(key)
 	if err != nil || !found {
 		return ""
 	}

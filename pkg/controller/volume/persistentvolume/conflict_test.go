@@ -107,8 +107,8 @@ func startRunningControllerWithClient(t *testing.T, workers int, wrap func(clien
 	var wg sync.WaitGroup
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
-	ctrl.initializeCaches(logger, ctrl.volumeLister, ctrl.claimLister)
-	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
+	ctrl.initializeTestCaches(logger)
+	ctrl.registerTestMetrics()
 	ctrl.workers = workers
 	ctrl.syncLocks = newSyncLocks(workers)
 	for range workers {
@@ -144,7 +144,7 @@ func (rc *runningController) addVolume(volume *v1.PersistentVolume) {
 func (rc *runningController) waitForCaches(t *testing.T, volumes, claims int) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		return len(rc.ctrl.claims.ListKeys()) >= claims && len(rc.ctrl.volumes.store.ListKeys()) >= volumes, nil
+		return len(rc.ctrl.claimStore().ListKeys()) >= claims && len(rc.ctrl.volumes.volumeStore().ListKeys()) >= volumes, nil
 	})
 	if err != nil {
 		t.Fatalf("controller caches did not fill: %v", err)

@@ -43,7 +43,7 @@ func (ctrl *PersistentVolumeController) bindStartedForClaim(logger klog.Logger, 
 		}
 		return volume.Spec.ClaimRef != nil && volume.Spec.ClaimRef.UID == claim.UID, nil
 	}
-	objs, err := ctrl.volumes.store.ByIndex(cachedClaimRefIndex, claimToClaimKey(claim))
+	objs, err := ctrl.volumes.reservingClaim(claimToClaimKey(claim))
 	if err != nil {
 		return false, err
 	}

@@ -102,11 +102,11 @@ func boundBySyncClaim(t *testing.T, claim *v1.PersistentVolumeClaim, volumes []*
 	}
 	reactor := newVolumeReactor(tCtx, client, ctrl, nil, nil, noerrors)
 	claim = claim.DeepCopy()
-	ctrl.claims.Add(claim)
+	ctrl.claimStore().Add(claim)
 	reactor.AddClaims([]*v1.PersistentVolumeClaim{claim})
 	for _, volume := range volumes {
 		volume = volume.DeepCopy()
-		ctrl.volumes.store.Add(volume)
+		ctrl.volumes.volumeStore().Add(volume)
 		reactor.AddVolume(volume)
 	}
 	if err := ctrl.syncClaim(tCtx, claim); err != nil {

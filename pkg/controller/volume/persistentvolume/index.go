@@ -37,8 +37,7 @@ type persistentVolumeOrderedIndex struct {
 }
 
 func newPersistentVolumeOrderedIndex() persistentVolumeOrderedIndex {
-	return persistentVolumeOrderedIndex{cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"accessmodes": accessModesIndexFunc,
-		unclaimedAccessModesIndex: unclaimedAccessModesIndexFunc, cachedClaimRefIndex: cachedClaimRefIndexFunc})}
+	return persistentVolumeOrderedIndex{cache.NewIndexer(cache.MetaNamespaceKeyFunc, volumeIndexers())}
 }
 
 // accessModesIndexFunc is an indexing function that returns a persistent

@@ -100,13 +100,11 @@ func (ctrl *PersistentVolumeController) settleClaimRefInDoubt(ctx context.Contex
 	volume, err := ctrl.kubeClient.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_ = ctrl.volumes.store.Delete(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		ctrl.forgetVolume(name)
 	case err != nil:
 		return fmt.Errorf("claim %q is not matched until volume %q, whose claimRef write got no answer, is read again: %w", claimToClaimKey(claim), name, err)
 	default:
-		if _, err := ctrl.storeVolumeUpdate(klog.FromContext(ctx), volume); err != nil {
-			return err
-		}
+		ctrl.cacheVolumeRead(klog.FromContext(ctx), volume)
 	}
 	ctrl.claimRefsInDoubt.forget(claim.UID)
 	return nil

@@ -130,12 +130,12 @@ func newCachedController(t *testing.T, volumes []*v1.PersistentVolume, claims []
 	}
 	for _, c := range claims {
 		reactor.AddClaim(c)
-		_ = ctrl.claims.Add(c.DeepCopy())
+		_ = ctrl.claimStore().Add(c.DeepCopy())
 	}
 	return ctx, ctrl, reactor, client
 }
 
 func addCachedVolume(ctrl *PersistentVolumeController, reactor *volumeReactor, volume *v1.PersistentVolume) {
 	reactor.AddVolume(volume)
-	_ = ctrl.volumes.store.Add(volume.DeepCopy())
+	_ = ctrl.volumes.volumeStore().Add(volume.DeepCopy())
 }

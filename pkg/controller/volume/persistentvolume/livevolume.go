@@ -60,9 +60,7 @@ func (ctrl *PersistentVolumeController) confirmVolumeBeforeClaimSide(ctx context
 	if err != nil {
 		return nil, err
 	}
-	if _, serr := ctrl.storeVolumeUpdate(logger, live); serr != nil {
-		logger.V(4).Info("Cannot store the volume read from the API server", "volumeName", live.Name, "err", serr)
-	}
+	ctrl.cacheVolumeRead(logger, live)
 	if live.UID != volume.UID || !storagehelpers.IsVolumeBoundToClaim(live, claim) || live.Spec.ClaimRef.UID != claim.UID {
 		logger.V(2).Info("Volume changed on the API server since it was bound to the claim, not completing the claim's bind",
 			"PVC", klog.KObj(claim), "volumeName", volume.Name, "cachedUID", volume.UID, "liveUID", live.UID, "liveClaimRef", live.Spec.ClaimRef)

@@ -119,8 +119,8 @@ func TestBoundClaimSyncReadsNoVolume(t *testing.T) {
 	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, noerrors)
 	volume := newVolume("volume-l2", "1Gi", "uid-l2", "claim-l2", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
 	claim := newClaim("claim-l2", "uid-l2", "1Gi", "volume-l2", v1.ClaimBound, nil, storagehelpers.AnnBindCompleted)
-	_ = ctrl.volumes.store.Add(volume)
-	_ = ctrl.claims.Add(claim)
+	_ = ctrl.volumes.volumeStore().Add(volume)
+	_ = ctrl.claimStore().Add(claim)
 	reactor.AddVolume(volume)
 	reactor.AddClaim(claim)
 	if err := ctrl.syncClaim(context.TODO(), claim); err != nil {

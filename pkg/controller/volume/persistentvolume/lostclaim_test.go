@@ -90,7 +90,7 @@ func TestStaleClaimDoesNotBindItsReleasedVolume(t *testing.T) {
 	stale := newClaim("claim", "uid-claim", "1Gi", "", v1.ClaimPending, nil)
 	// The stale claim is only in the controller's cache: the API server has none.
 	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{released}, nil)
-	_ = ctrl.claims.Add(stale.DeepCopy())
+	_ = ctrl.claimStore().Add(stale.DeepCopy())
 	_ = ctrl.syncClaim(ctx, stale.DeepCopy())
 	if phase := reactor.Volumes()[0].Status.Phase; phase != v1.VolumeReleased {
 		t.Errorf("the volume is %s, want it left Released", phase)
@@ -105,7 +105,7 @@ func TestStaleClaimDoesNotMarkItsReleasedVolumeBound(t *testing.T) {
 	released := newVolume("volume", "1Gi", "uid-claim", "claim", v1.VolumeReleased, v1.PersistentVolumeReclaimRetain, classEmpty)
 	stale := newClaim("claim", "uid-claim", "1Gi", "volume", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)
 	ctx, ctrl, reactor, _ := newCachedController(t, []*v1.PersistentVolume{released}, nil)
-	_ = ctrl.claims.Add(stale.DeepCopy())
+	_ = ctrl.claimStore().Add(stale.DeepCopy())
 	if err := ctrl.syncVolume(ctx, released.DeepCopy()); err != nil {
 		t.Errorf("syncVolume: %v", err)
 	}

@@ -97,7 +97,7 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 	l.volumeChosen(volume.Name, claim.UID, func() { ctrl.enqueueClaimsIfVolumeStillFree(ctx, volume.Name) })
 	klog.FromContext(ctx).V(5).Info("Volume chosen for claim, matcher released", "PVC", klog.KObj(claim), "volumeName", volume.Name)
 
-	obj, found, err := ctrl.volumes.store.GetByKey(volume.Name)
+	obj, found, err := ctrl.volumes.getByKey(volume.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (ctrl *PersistentVolumeController) matchClaim(ctx context.Context, claim *v
 // free again, and claims matched meanwhile were turned away from it: queue
 // those it fits, as when a volume becomes Available.
 func (ctrl *PersistentVolumeController) enqueueClaimsIfVolumeStillFree(ctx context.Context, volumeName string) {
-	obj, found, err := ctrl.volumes.store.GetByKey(volumeName)
+	obj, found, err := ctrl.volumes.getByKey(volumeName)
 	if err != nil || !found {
 		return
 	}

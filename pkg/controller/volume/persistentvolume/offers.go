@@ -185,7 +185,7 @@ func (ctrl *PersistentVolumeController) offerNewVolume(ctx context.Context, volu
 		return err == nil && match != nil
 	}
 	getClaim := func(key string) *v1.PersistentVolumeClaim {
-		obj, found, err := ctrl.claims.GetByKey(key)
+		obj, found, err := ctrl.getClaimByKey(key)
 		if err != nil || !found {
 			return nil
 		}
@@ -341,7 +341,7 @@ func (ctrl *PersistentVolumeController) offeredVolume(claim *v1.PersistentVolume
 	if !ok || ctrl.claimReservedByAVolume(claim) {
 		return nil
 	}
-	obj, found, err := ctrl.volumes.store.GetByKey(name)
+	obj, found, err := ctrl.volumes.getByKey(name)
 	if err != nil || !found {
 		return nil
 	}
@@ -405,7 +405,7 @@ func (ctrl *PersistentVolumeController) endOffer(ctx context.Context, claimKey s
 	if !ok {
 		return
 	}
-	obj, found, err := ctrl.volumes.store.GetByKey(name)
+	obj, found, err := ctrl.volumes.getByKey(name)
 	if err != nil {
 		return
 	}
@@ -416,7 +416,7 @@ func (ctrl *PersistentVolumeController) endOffer(ctx context.Context, claimKey s
 		}
 		return
 	}
-	if obj, found, err := ctrl.claims.GetByKey(claimKey); err == nil && found {
+	if obj, found, err := ctrl.getClaimByKey(claimKey); err == nil && found {
 		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok && claim.Spec.VolumeName == "" && claim.Status.Phase != v1.ClaimBound {
 			return
 		}

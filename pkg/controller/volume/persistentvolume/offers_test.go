@@ -97,7 +97,7 @@ func syncOfferedClaim(t *testing.T, ctrl *PersistentVolumeController, volume *v1
 	if !ok {
 		return
 	}
-	obj, found, err := ctrl.claims.GetByKey(offer.claimKey)
+	obj, found, err := ctrl.getClaimByKey(offer.claimKey)
 	if err != nil || !found {
 		return
 	}
@@ -136,7 +136,7 @@ func newOfferTest(t *testing.T, claims ...*v1.PersistentVolumeClaim) *offerTest 
 		t.Fatal(err)
 	}
 	for _, claim := range claims {
-		if err := ctrl.claims.Add(claim); err != nil {
+		if err := ctrl.claimStore().Add(claim); err != nil {
 			t.Fatal(err)
 		}
 		ctrl.waitingClaims.add(volume.GetPersistentVolumeClaimClass(claim), claimToClaimKey(claim))
@@ -146,7 +146,7 @@ func newOfferTest(t *testing.T, claims ...*v1.PersistentVolumeClaim) *offerTest 
 
 func (o *offerTest) addVolume(t *testing.T, pv *v1.PersistentVolume) {
 	t.Helper()
-	if err := o.ctrl.volumes.store.Add(pv); err != nil {
+	if err := o.ctrl.volumes.volumeStore().Add(pv); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -255,7 +255,7 @@ func TestOfferEnds(t *testing.T) {
 	})
 	t.Run("the claim is deleted", func(t *testing.T) {
 		o := offer(t)
-		o.ctrl.deleteClaim(o.ctx, claim)
+		o.ctrl.deliverClaimDelete(o.ctx, claim)
 		if _, ok := o.ctrl.volumeOffers.forVolume("volume"); ok {
 			t.Error("offer kept after its claim was deleted")
 		}
@@ -272,7 +272,7 @@ func TestOfferEnds(t *testing.T) {
 	t.Run("the claim bound another volume", func(t *testing.T) {
 		o := offer(t)
 		bound := newClaim("claim", "uid", "1Gi", "other", v1.ClaimBound, nil, volume.AnnBindCompleted)
-		if err := o.ctrl.claims.Update(bound); err != nil {
+		if err := o.ctrl.claimStore().Update(bound); err != nil {
 			t.Fatal(err)
 		}
 		o.ctrl.endOffer(o.ctx, "default/claim")
@@ -286,7 +286,7 @@ func TestOfferEnds(t *testing.T) {
 	t.Run("the claim bound the offered volume", func(t *testing.T) {
 		o := offer(t)
 		boundVolume := newVolume("volume", "1Gi", "uid", "claim", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty)
-		if err := o.ctrl.volumes.store.Update(boundVolume); err != nil {
+		if err := o.ctrl.volumes.volumeStore().Update(boundVolume); err != nil {
 			t.Fatal(err)
 		}
 		o.ctrl.endOffer(o.ctx, "default/claim")
@@ -300,7 +300,7 @@ func TestOfferEnds(t *testing.T) {
 	t.Run("the claim names a volume, seen by the volume's resync", func(t *testing.T) {
 		o := offer(t)
 		named := newClaim("claim", "uid", "1Gi", "other", v1.ClaimPending, nil)
-		if err := o.ctrl.claims.Update(named); err != nil {
+		if err := o.ctrl.claimStore().Update(named); err != nil {
 			t.Fatal(err)
 		}
 		if err := o.ctrl.syncVolume(o.ctx, pending.DeepCopy()); err != nil {
@@ -316,7 +316,7 @@ func TestOfferEnds(t *testing.T) {
 	t.Run("the claim was replaced by a namesake", func(t *testing.T) {
 		o := offer(t)
 		replaced := newClaim("claim", "uid-2", "1Gi", "", v1.ClaimPending, nil)
-		if err := o.ctrl.claims.Update(replaced); err != nil {
+		if err := o.ctrl.claimStore().Update(replaced); err != nil {
 			t.Fatal(err)
 		}
 		if err := o.ctrl.syncVolume(o.ctx, pending.DeepCopy()); err != nil {
@@ -328,7 +328,7 @@ func TestOfferEnds(t *testing.T) {
 	})
 	t.Run("the volume is deleted", func(t *testing.T) {
 		o := offer(t)
-		o.ctrl.deleteVolume(o.ctx, pending)
+		o.ctrl.deliverVolumeDelete(o.ctx, pending)
 		if _, ok := o.ctrl.volumeOffers.forClaim("default/claim"); ok {
 			t.Error("offer kept after its volume was deleted")
 		}

@@ -86,7 +86,7 @@ func (ctrl *PersistentVolumeController) enqueueClaimsForVolume(ctx context.Conte
 // newVolumeAwaitedByClaim tells whether volume is new (phase Pending) and an
 // unbound claim names it and fits it, so that the claim's bind will make the
 // volume Bound; it queues that claim. If the claim goes away instead, its
-// deletion queues the volume again (deleteClaim), which then becomes
+// deletion queues the volume again (its delete handler), which then becomes
 // Available.
 func (ctrl *PersistentVolumeController) newVolumeAwaitedByClaim(logger klog.Logger, volume *v1.PersistentVolume) bool {
 	if ctrl.claimIndexer == nil || (volume.Status.Phase != v1.VolumePending && volume.Status.Phase != "") {
@@ -114,29 +114,6 @@ func (ctrl *PersistentVolumeController) newVolumeAwaitedByClaim(logger klog.Logg
 		return true
 	}
 	return false
-}
-
-// getRequestedVolume returns the volume a claim names, from the controller's
-// cache refreshed with the informer's copy when that is newer: the volume
-// worker may not have stored a new or changed volume yet when its claim is
-// synced, and a claim must not be left Pending because of that.
-func (ctrl *PersistentVolumeController) getRequestedVolume(logger klog.Logger, name string) (*v1.PersistentVolume, bool, error) {
-	if ctrl.volumeLister != nil {
-		if informerVolume, err := ctrl.volumeLister.Get(name); err == nil {
-			if _, err := ctrl.storeVolumeUpdate(logger, informerVolume.DeepCopy()); err != nil {
-				return nil, false, err
-			}
-		}
-	}
-	obj, found, err := ctrl.volumes.store.GetByKey(name)
-	if err != nil || !found {
-		return nil, false, err
-	}
-	volume, ok := obj.(*v1.PersistentVolume)
-	if !ok {
-		return nil, false, fmt.Errorf("cannot convert object from volume cache to volume %q!?: %+v", name, obj)
-	}
-	return volume, true, nil
 }
 
 // missingVolumeEvents remembers the claims already told that the volume they

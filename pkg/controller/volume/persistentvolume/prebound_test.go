@@ -128,7 +128,7 @@ func TestMissingVolumeReportedOncePerClaim(t *testing.T) {
 	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, noerrors)
 	claim := newClaim("claim-x", "uid-x", "1Gi", "volume-x", v1.ClaimPending, nil)
 	reactor.AddClaim(claim)
-	ctrl.claims.Add(claim)
+	ctrl.claimStore().Add(claim)
 	for range 5 {
 		if err := ctrl.syncClaim(ctx, claim); err != nil {
 			t.Fatal(err)

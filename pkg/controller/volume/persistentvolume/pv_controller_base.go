@@ -300,6 +300,7 @@ func (ctrl *PersistentVolumeController) deleteVolume(ctx context.Context, volume
 	metrics.RecordMetric(volume.Name, &ctrl.operationTimestamps, nil)
 	ctrl.offeredVolumeDeleted(volume.Name)
 	ctrl.volumesInGrace.remove(storagehelpers.GetPersistentVolumeClass(volume), volume.Name)
+	ctrl.enqueueBoundClaimsOfDeletedVolume(ctx, volume.Name)
 
 	if volume.Spec.ClaimRef == nil {
 		return

@@ -42,7 +42,7 @@ import (
 // watch was broken): the informer's claim is the deleted one, not a namesake,
 // and syncing it would write against an object that no longer exists.
 func (ctrl *PersistentVolumeController) forgetReplacedClaim(ctx context.Context, claim *v1.PersistentVolumeClaim) {
-	obj, found, err := ctrl.claims.GetByKey(claimToClaimKey(claim))
+	obj, found, err := ctrl.getClaimByKey(claimToClaimKey(claim))
 	if err != nil || !found {
 		return
 	}

@@ -44,7 +44,7 @@ func TestClaimReplacedByNamesakeQueuesItsVolume(t *testing.T) {
 	}
 	old := newClaim("claim", "uid-old", "1Gi", "volume-old", v1.ClaimBound, nil)
 	old.ResourceVersion = "5"
-	if err := ctrl.claims.Add(old); err != nil {
+	if err := ctrl.claimStore().Add(old); err != nil {
 		t.Fatal(err)
 	}
 	namesake := newClaim("claim", "uid-new", "1Gi", "", v1.ClaimPending, nil)
@@ -56,12 +56,12 @@ func TestClaimReplacedByNamesakeQueuesItsVolume(t *testing.T) {
 	if key, _ := ctrl.volumeQueue.Get(); key != "volume-old" {
 		t.Errorf("queued %q, want volume-old", key)
 	}
-	if _, found, _ := ctrl.claims.GetByKey("default/claim"); found {
+	if _, found, _ := ctrl.getClaimByKey("default/claim"); found {
 		t.Error("the old claim is still cached")
 	}
 
 	// The same claim again (a newer version): nothing is deleted or queued.
-	if err := ctrl.claims.Add(namesake); err != nil {
+	if err := ctrl.claimStore().Add(namesake); err != nil {
 		t.Fatal(err)
 	}
 	newer := namesake.DeepCopy()
@@ -70,7 +70,7 @@ func TestClaimReplacedByNamesakeQueuesItsVolume(t *testing.T) {
 	if ctrl.volumeQueue.Len() != 0 {
 		t.Errorf("an update of the same claim queued %d volumes", ctrl.volumeQueue.Len())
 	}
-	if _, found, _ := ctrl.claims.GetByKey("default/claim"); !found {
+	if _, found, _ := ctrl.getClaimByKey("default/claim"); !found {
 		t.Error("an update of the same claim removed it from the cache")
 	}
 }
@@ -91,13 +91,13 @@ func TestClaimCacheAheadOfTheInformerIsNotReplaced(t *testing.T) {
 	}
 	namesake := newClaim("claim", "uid-new", "1Gi", "", v1.ClaimPending, nil)
 	namesake.ResourceVersion = "37"
-	if err := ctrl.claims.Add(namesake); err != nil {
+	if err := ctrl.claimStore().Add(namesake); err != nil {
 		t.Fatal(err)
 	}
 	deleted := newClaim("claim", "uid-old", "1Gi", "volume-gone", v1.ClaimBound, nil)
 	deleted.ResourceVersion = "24"
 	ctrl.forgetReplacedClaim(ctx, deleted)
-	obj, found, _ := ctrl.claims.GetByKey("default/claim")
+	obj, found, _ := ctrl.getClaimByKey("default/claim")
 	if !found || obj.(*v1.PersistentVolumeClaim).UID != "uid-new" {
 		t.Errorf("the cache holds %v, want the newer claim uid-new", obj)
 	}
@@ -121,12 +121,12 @@ func TestRefreshAfterConflictHandlesTheReplacedClaim(t *testing.T) {
 	}
 	deleted := newClaim("claim", "uid-old", "1Gi", "volume-old", v1.ClaimBound, nil)
 	deleted.ResourceVersion = "24"
-	if err := ctrl.claims.Add(deleted); err != nil {
+	if err := ctrl.claimStore().Add(deleted); err != nil {
 		t.Fatal(err)
 	}
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "claim", errors.New("stale"))
 	ctrl.refreshConflictingObject(ctx, metrics.ClaimQueue, "default/claim", conflict)
-	obj, found, _ := ctrl.claims.GetByKey("default/claim")
+	obj, found, _ := ctrl.getClaimByKey("default/claim")
 	if !found || obj.(*v1.PersistentVolumeClaim).UID != "uid-new" {
 		t.Errorf("the cache holds %v, want the namesake from the API server", obj)
 	}

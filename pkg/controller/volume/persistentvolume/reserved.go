@@ -54,7 +54,7 @@ func (ctrl *PersistentVolumeController) reservedVolumeAwaitsClaim(ctx context.Co
 	ref := volume.Spec.ClaimRef
 	claimKey := claimrefToClaimKey(ref)
 	var claim *v1.PersistentVolumeClaim
-	if obj, found, err := ctrl.claims.GetByKey(claimKey); err == nil && found {
+	if obj, found, err := ctrl.getClaimByKey(claimKey); err == nil && found {
 		claim, _ = obj.(*v1.PersistentVolumeClaim)
 	} else if ctrl.claimLister != nil {
 		informerClaim, err := ctrl.claimLister.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)

@@ -82,7 +82,7 @@ func TestReservedVolumeLeftPendingForItsClaim(t *testing.T) {
 			}
 			if tc.claim != nil {
 				reactor.AddClaims([]*v1.PersistentVolumeClaim{tc.claim})
-				if err := ctrl.claims.Add(tc.claim); err != nil {
+				if err := ctrl.claimStore().Add(tc.claim); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -164,7 +164,8 @@ func TestDeletedClaimQueuesVolumeReservingIt(t *testing.T) {
 	if err := ctrl.volumeIndexer.Add(newReservingVolume(0)); err != nil {
 		t.Fatal(err)
 	}
-	ctrl.deleteClaim(ctx, newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil))
+	deleted := newClaim("claim-a", "uid-a", "1Gi", "", v1.ClaimPending, nil)
+	ctrl.deliverClaimDelete(ctx, deleted)
 	if ctrl.volumeQueue.Len() != 1 {
 		t.Fatalf("%d volumes queued, want the one reserving the claim", ctrl.volumeQueue.Len())
 	}

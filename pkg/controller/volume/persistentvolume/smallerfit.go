@@ -54,12 +54,12 @@ func (pvIndex *persistentVolumeOrderedIndex) betterFitComing(claim *v1.Persisten
 		if group == chosenGroup && chosenQty.Cmp(requested) == 0 {
 			return false, nil
 		}
-		keys, err := pvIndex.store.IndexKeys(unclaimedAccessModesIndex, group)
+		keys, err := pvIndex.indexKeys(unclaimedAccessModesIndex, group)
 		if err != nil {
 			return false, err
 		}
 		for _, key := range keys {
-			obj, found, err := pvIndex.store.GetByKey(key)
+			obj, found, err := pvIndex.getByKey(key)
 			if err != nil || !found {
 				continue
 			}

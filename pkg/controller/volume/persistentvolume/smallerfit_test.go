@@ -76,7 +76,7 @@ func TestBetterFitComing(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			index := newPersistentVolumeOrderedIndex()
 			for _, pv := range append([]*v1.PersistentVolume{test.chosen}, test.others...) {
-				if err := index.store.Add(pv); err != nil {
+				if err := index.volumeStore().Add(pv); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -107,12 +107,12 @@ func TestClaimWaitsForASmallerVolumeAboutToTurnAvailable(t *testing.T) {
 	large := newVolume("large", "5Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
 	fit := newVolume("fit", "2Gi", "", "", "", v1.PersistentVolumeReclaimRetain, classEmpty)
 	for _, pv := range []*v1.PersistentVolume{large, fit} {
-		if err := ctrl.volumes.store.Add(pv); err != nil {
+		if err := ctrl.volumes.volumeStore().Add(pv); err != nil {
 			t.Fatal(err)
 		}
 	}
 	claim := newClaim("claim", "uid", "1500Mi", "", v1.ClaimPending, nil)
-	if err := ctrl.claims.Add(claim); err != nil {
+	if err := ctrl.claimStore().Add(claim); err != nil {
 		t.Fatal(err)
 	}
 	if volume, err := ctrl.matchClaim(ctx, claim, false); !errors.Is(err, errSmallerFitComing) || volume != nil {
@@ -130,7 +130,7 @@ func TestClaimWaitsForASmallerVolumeAboutToTurnAvailable(t *testing.T) {
 
 	fit = fit.DeepCopy()
 	fit.Status.Phase = v1.VolumeAvailable
-	if err := ctrl.volumes.store.Update(fit); err != nil {
+	if err := ctrl.volumes.volumeStore().Update(fit); err != nil {
 		t.Fatal(err)
 	}
 	ctrl.enqueueClaimsFittingVolume(ctx, fit)

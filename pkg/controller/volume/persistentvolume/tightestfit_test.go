@@ -27,7 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,10 +80,10 @@ func TestClaimHeldBackForAnOfferedVolumeWokenWhenItIsBound(t *testing.T) {
 	queued(o.ctrl.claimQueue)
 
 	// The other claim binds its offered volume; its sync ends.
-	if err := o.ctrl.volumes.store.Update(newVolume("for-other", "1Gi", "uid-other", "other", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)); err != nil {
+	if err := o.ctrl.volumes.volumeStore().Update(newVolume("for-other", "1Gi", "uid-other", "other", v1.VolumeBound, v1.PersistentVolumeReclaimRetain, classEmpty, volume.AnnBoundByController)); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.ctrl.claims.Update(newClaim("other", "uid-other", "1Gi", "for-other", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)); err != nil {
+	if err := o.ctrl.claimStore().Update(newClaim("other", "uid-other", "1Gi", "for-other", v1.ClaimBound, nil, volume.AnnBoundByController, volume.AnnBindCompleted)); err != nil {
 		t.Fatal(err)
 	}
 	o.ctrl.endOffer(o.ctx, "default/other")
@@ -237,8 +236,8 @@ func listControllerOnExisting(t *testing.T, volumes []*v1.PersistentVolume, clai
 	t.Cleanup(rc.stop)
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	ctrl.initializeCaches(logger, ctrl.volumeLister, ctrl.claimLister)
-	metrics.Register(ctrl.volumes.store, ctrl.claims, &ctrl.volumePluginMgr)
+	ctrl.initializeTestCaches(logger)
+	ctrl.registerTestMetrics()
 	return rc, ctx
 }
 

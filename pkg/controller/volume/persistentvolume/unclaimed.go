@@ -200,7 +200,7 @@ func (ctrl *PersistentVolumeController) wakeVolumesInGrace(ctx context.Context, 
 // newVolumeFits tells whether the named volume is new (Pending, no claimRef)
 // and satisfies the claim once Available.
 func (ctrl *PersistentVolumeController) newVolumeFits(name string, claim *v1.PersistentVolumeClaim) bool {
-	obj, found, err := ctrl.volumes.store.GetByKey(name)
+	obj, found, err := ctrl.volumes.getByKey(name)
 	if err != nil || !found {
 		return false
 	}
@@ -219,7 +219,7 @@ func (ctrl *PersistentVolumeController) newVolumeFits(name string, claim *v1.Per
 // it meanwhile: its match chose it under the matcher, which a match of
 // another claim needs and which skips volumes chosen for others.
 func (ctrl *PersistentVolumeController) replaceWorseOffer(ctx context.Context, claim *v1.PersistentVolumeClaim, heldName string, volume *v1.PersistentVolume) bool {
-	obj, found, err := ctrl.volumes.store.GetByKey(heldName)
+	obj, found, err := ctrl.volumes.getByKey(heldName)
 	if err != nil || !found {
 		return false
 	}

@@ -42,7 +42,7 @@ func TestVolumeAvailableWakesEachWaitingClaimOnce(t *testing.T) {
 	claimB := newClaim("claim-b", "uid-b", "1Gi", "", v1.ClaimPending, nil)
 	claimBig := newClaim("claim-big", "uid-big", "5Gi", "", v1.ClaimPending, nil)
 	for _, claim := range []*v1.PersistentVolumeClaim{claimA, claimB, claimBig} {
-		if err := ctrl.claims.Add(claim); err != nil {
+		if err := ctrl.claimStore().Add(claim); err != nil {
 			t.Fatal(err)
 		}
 		if volume, err := ctrl.matchClaim(ctx, claim, false); err != nil || volume != nil {
@@ -87,7 +87,7 @@ func TestVolumeAvailableWakesEachWaitingClaimOnce(t *testing.T) {
 	if _, err := ctrl.matchClaim(ctx, claimBig, false); err != nil {
 		t.Fatal(err)
 	}
-	ctrl.deleteClaim(ctx, claimBig)
+	ctrl.deliverClaimDelete(ctx, claimBig)
 	if n := ctrl.waitingClaims.len(); n != 0 {
 		t.Errorf("%d claims wait after the waiting one was deleted, want 0", n)
 	}

@@ -140,7 +140,7 @@ func (ctrl *PersistentVolumeController) lockClaim(ctx context.Context, key strin
 	l := &claimSyncLock{locks: ctrl.syncLocks}
 	ctx = context.WithValue(ctx, claimSyncLockKey{}, l)
 	var claim *v1.PersistentVolumeClaim
-	if obj, ok, err := ctrl.claims.GetByKey(key); err == nil && ok {
+	if obj, ok, err := ctrl.getClaimByKey(key); err == nil && ok {
 		claim, _ = obj.(*v1.PersistentVolumeClaim)
 	}
 	if claim == nil {

@@ -1,3 +1,5 @@
+// Release seam of v1.35: this line's copy of cmd/pv-controller-manager/app/options/release_seam.go.
+
 package options
 
 // applyMetricsFeatureGates does what kube-controller-manager's Config does before it applies the
