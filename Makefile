@@ -210,6 +210,10 @@ test-releases: ## make test (unit tests, -race) for every other carried release,
 rebase: ## Carry the series to a new upstream tag: make rebase TO=v1.36.4 (hack/release/rebase.sh)
 	hack/release/rebase.sh $(TO)
 
+.PHONY: move-line
+move-line: ## Move a release line to a new upstream tag and check it (rebase, seams, verify, unit tests, 100 model seeds): make move-line TO=v1.38.0 (hack/release/move-line.sh)
+	hack/release/move-line.sh $(TO)
+
 .PHONY: update
 update: ## Regenerate the vendored controller and the integration port of the default line (releases/DEFAULT) from patches/
 	hack/release/update-vendored.sh

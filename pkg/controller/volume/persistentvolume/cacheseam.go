@@ -21,8 +21,10 @@ package persistentvolume
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -147,6 +149,15 @@ func pickFresher(cachedFound bool, cached interface{}, informerFound bool, infor
 	default:
 		return nil, false
 	}
+}
+
+// resourceVersionOf returns an object's resourceVersion as a number.
+func resourceVersionOf(obj interface{}) (int64, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(accessor.GetResourceVersion(), 10, 64)
 }
 
 // reservingClaim returns the cached volumes whose claimRef names the claim of

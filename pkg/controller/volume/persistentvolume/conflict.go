@@ -21,13 +21,11 @@ package persistentvolume
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/metrics"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -133,12 +131,4 @@ func (ctrl *PersistentVolumeController) conflictClaimNamespace(queueName, key st
 		return volume.Spec.ClaimRef.Namespace
 	}
 	return ""
-}
-
-func resourceVersionOf(obj interface{}) (int64, error) {
-	accessor, err := meta.Accessor(obj)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(accessor.GetResourceVersion(), 10, 64)
 }

@@ -19,7 +19,6 @@ limitations under the License.
 package persistentvolume
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -27,9 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	core "k8s.io/client-go/testing"
-	"k8s.io/klog/v2/ktesting"
 )
 
 // A claimRef write that is stored but whose answer is lost must not leave
@@ -111,31 +108,4 @@ func TestWriteOutcomeUnknown(t *testing.T) {
 			t.Errorf("writeOutcomeUnknown(%v) = %v, want %v", err, got, want)
 		}
 	}
-}
-
-// newCachedController returns a controller whose caches, and the fake API
-// server behind its client, hold the given volumes and claims: for tests
-// that call syncClaim or updateVolume themselves, without workers.
-func newCachedController(t *testing.T, volumes []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (context.Context, *PersistentVolumeController, *volumeReactor, *fake.Clientset) {
-	t.Helper()
-	_, ctx := ktesting.NewTestContext(t)
-	client := &fake.Clientset{}
-	ctrl, err := newTestController(ctx, client, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, nil)
-	for _, v := range volumes {
-		addCachedVolume(ctrl, reactor, v)
-	}
-	for _, c := range claims {
-		reactor.AddClaim(c)
-		_ = ctrl.claimStore().Add(c.DeepCopy())
-	}
-	return ctx, ctrl, reactor, client
-}
-
-func addCachedVolume(ctrl *PersistentVolumeController, reactor *volumeReactor, volume *v1.PersistentVolume) {
-	reactor.AddVolume(volume)
-	_ = ctrl.volumes.volumeStore().Add(volume.DeepCopy())
 }

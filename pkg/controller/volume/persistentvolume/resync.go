@@ -131,3 +131,27 @@ func addWhenIdle(ctx context.Context, queue workqueue.TypedInterface[string], ke
 		queue.Add(key)
 	}
 }
+
+// claimPairIntact tells whether the Bound claim's volume exists, is Bound and
+// names this claim (same UID): its sync would find nothing to do.
+func (ctrl *PersistentVolumeController) claimPairIntact(claim *v1.PersistentVolumeClaim) bool {
+	volume, err := ctrl.volumeLister.Get(claim.Spec.VolumeName)
+	if err != nil || volume.Status.Phase != v1.VolumeBound || volume.Spec.ClaimRef == nil {
+		return false
+	}
+	return volume.Spec.ClaimRef.UID == claim.UID && volume.Spec.ClaimRef.Namespace == claim.Namespace && volume.Spec.ClaimRef.Name == claim.Name
+}
+
+// volumePairIntact tells whether the Bound volume's claim exists with the UID
+// the volume names, is settled and names this volume.
+func (ctrl *PersistentVolumeController) volumePairIntact(volume *v1.PersistentVolume) bool {
+	ref := volume.Spec.ClaimRef
+	if ref == nil {
+		return false
+	}
+	claim, err := ctrl.claimLister.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)
+	if err != nil {
+		return false
+	}
+	return claim.UID == ref.UID && claim.Spec.VolumeName == volume.Name && isClaimSettled(claim)
+}
