@@ -5,13 +5,14 @@
 #            applied to k8s.io/kubernetes@TO, then the line's UPSTREAM, patches and module files
 #            (go.mod, tools/, etcd/) written back, pinned to TO. On a conflict it stops with the
 #            hunks: resolve in _output/rebase/TO, run hack/release/rebase.sh TO --continue, then this
-#            command again (a line already on TO is not rebased again).
+#            command again. A line already on TO is rebased again from its series: releases/ must
+#            come out unchanged (git diff).
 #   seams    hack/verify/verify-release-seams.sh: what differs per line is still only its seams
 #   verify   make verify KUBE_VERSION=TO: the series applies, gofmt, go vet, go.mod pinned and tidy
 #   test     make test KUBE_VERSION=TO TEST_RACE= TORTURE_SEEDS=100: upstream's unit tests of the
 #            package on the patched copy, ours, and model torture seeds 1-100
-#   preview  a line on a final release (vX.Y.Z, no pre-release) leaves preview: its PREVIEW file is
-#            removed, so make dist ships it
+#   preview  when every step passed, a line on a final release (vX.Y.Z, no pre-release) leaves
+#            preview: its PREVIEW file is removed, so make dist ships it
 # Every check runs even when an earlier one failed; the summary gives each step's result and log
 # (_output/move-line/TO/STEP.log), and the exit status is 1 when one failed.
 set -euo pipefail
@@ -46,12 +47,7 @@ summary() {
   exit "${failed}"
 }
 
-from="$(line_tag "${line}")"
-if [[ "${from}" == "${to}" && ! -d "${REPO_ROOT}/_output/rebase/${to}" ]]; then
-  results+=("$(printf '%-8s ok      %4ss  (already on %s)' rebase 0 "${to}")")
-else
-  step rebase hack/release/rebase.sh "${to}" --no-test || summary
-fi
+step rebase hack/release/rebase.sh "${to}" --no-test || summary
 step seams hack/verify/verify-release-seams.sh || true
 if [[ "${line}" == "$(default_line)" ]]; then
   step verify make verify || true
@@ -60,7 +56,7 @@ else
   step verify make verify KUBE_VERSION="${to}" || true
   step test make test KUBE_VERSION="${to}" TEST_RACE= TORTURE_SEEDS=100 || true
 fi
-if [[ "${to}" != *-* && -f "${RELEASES_DIR}/${line}/PREVIEW" ]]; then
+if [[ ${failed} -eq 0 && "${to}" != *-* && -f "${RELEASES_DIR}/${line}/PREVIEW" ]]; then
   rm "${RELEASES_DIR}/${line}/PREVIEW"
   results+=("$(printf '%-8s ok         0s  (%s leaves preview: releases/%s/PREVIEW removed)' preview "${line}" "${line}")")
 fi
