@@ -61,6 +61,8 @@ type Proxy struct {
 	outage atomic.Bool
 	faults atomic.Bool // false: forward everything (faults stopped, to measure settling)
 	counts sync.Map    // fault name -> *atomic.Int64
+	// after starts a watch's cut timer: time.After; tests fire the cut when they choose.
+	after func(time.Duration) <-chan time.Time
 }
 
 // New returns a proxy with faults on.
@@ -68,7 +70,7 @@ func New(cfg Config) *Proxy {
 	if cfg.Rates.WatchCutMax <= 0 {
 		cfg.Rates.WatchCutMax = 30 * time.Second
 	}
-	p := &Proxy{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+	p := &Proxy{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), after: time.After}
 	p.faults.Store(true)
 	return p
 }
@@ -173,7 +175,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lose := write && p.draw(p.cfg.Rates.LostAnswer)
 	var cut <-chan time.Time
 	if watch && p.draw(p.cfg.Rates.WatchCut) {
-		cut = time.After(p.duration(p.cfg.Rates.WatchCutMax))
+		cut = p.after(p.duration(p.cfg.Rates.WatchCutMax))
 	}
 
 	out := r.Clone(r.Context())

@@ -59,11 +59,15 @@ func newBackend(t *testing.T) *backend {
 	return b
 }
 
-func start(t *testing.T, rates Rates) (*Proxy, *backend, kubernetes.Interface) {
+// start serves a proxy to a backend; configure, if any, sets the proxy up before it serves.
+func start(t *testing.T, rates Rates, configure ...func(*Proxy)) (*Proxy, *backend, kubernetes.Interface) {
 	t.Helper()
 	b := newBackend(t)
 	target, _ := url.Parse(b.URL)
 	p := New(Config{Target: target, Transport: http.DefaultTransport, Rates: rates, Seed: 1})
+	for _, c := range configure {
+		c(p)
+	}
 	front := httptest.NewServer(p)
 	t.Cleanup(front.Close)
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: front.URL})
@@ -149,20 +153,42 @@ func TestWatchGoneMakesTheClientRelist(t *testing.T) {
 	}
 }
 
+// A cut watch ends after relaying what came before the cut.
 func TestWatchCutEndsTheStream(t *testing.T) {
-	p, _, client := start(t, Rates{WatchCut: 1, WatchCutMax: 200 * time.Millisecond})
+	// The cut fires when the test closes cut: after the first event, however late that comes.
+	cut := make(chan time.Time)
+	var drawn atomic.Int64
+	p, _, client := start(t, Rates{WatchCut: 1, WatchCutMax: 200 * time.Millisecond}, func(p *Proxy) {
+		p.after = func(d time.Duration) <-chan time.Time {
+			drawn.Store(int64(d))
+			return cut
+		}
+	})
 	w, err := client.CoreV1().Pods("ns").Watch(context.Background(), metav1.ListOptions{ResourceVersion: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	events := 0
 	deadline := time.After(10 * time.Second)
+	select {
+	case _, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatalf("watch ended before its first event, counts %v", p.Counts())
+		}
+	case <-deadline:
+		t.Fatal("no first event")
+	}
+	// duration draws from [1ms, WatchCutMax+1ms): never an immediate cut.
+	if d := time.Duration(drawn.Load()); d < time.Millisecond || d > p.cfg.Rates.WatchCutMax+time.Millisecond {
+		t.Fatalf("cut drawn after %s, want up to WatchCutMax", d)
+	}
+	close(cut)
+	events := 1
 	for {
 		select {
 		case _, ok := <-w.ResultChan():
 			if !ok {
-				if events == 0 || p.Counts()[WatchCut] != 1 {
+				if p.Counts()[WatchCut] != 1 {
 					t.Fatalf("watch ended after %d events, counts %v", events, p.Counts())
 				}
 				return

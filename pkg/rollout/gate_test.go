@@ -17,34 +17,44 @@ func TestWaitForSettles(t *testing.T) {
 	cases := []struct {
 		name    string
 		results []error // by poll; the last repeats
+		timeout time.Duration
 		wantErr string
 	}{
-		{name: "passes and stays", results: []error{ErrNotYet, nil}},
-		{name: "passes once, then not", results: []error{nil, ErrNotYet}, wantErr: "not up after"},
-		{name: "passes, fails once, passes again", results: []error{nil, nil, ErrNotYet, nil}},
-		{name: "passes, then fails for good", results: []error{nil, nil, errors.New("CrashLoopBackOff after 2 restarts")}, wantErr: "CrashLoopBackOff"},
+		{name: "passes and stays", results: []error{ErrNotYet, nil}, timeout: 30 * time.Second},
+		// Only the timeout ends this wait, so a short one decides nothing.
+		{name: "passes once, then not", results: []error{nil, ErrNotYet}, timeout: 200 * time.Millisecond, wantErr: "not up after"},
+		{name: "passes, fails once, passes again", results: []error{nil, nil, ErrNotYet, nil}, timeout: 30 * time.Second},
+		{name: "passes, then fails for good", results: []error{nil, nil, errors.New("CrashLoopBackOff after 2 restarts")}, timeout: 30 * time.Second, wantErr: "CrashLoopBackOff"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			const settle, interval = 50 * time.Millisecond, 5 * time.Millisecond
+			// The settle window is measured on a clock that moves one interval per poll, so
+			// the polls it takes do not depend on how late each one runs.
+			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			clock := func() time.Time { return now }
 			polls := 0
 			var passStart time.Time
 			check := func(context.Context, Want) error {
+				now = now.Add(interval)
 				r := tc.results[min(polls, len(tc.results)-1)]
 				polls++
 				if r == nil && passStart.IsZero() {
-					passStart = time.Now()
+					passStart = now
 				} else if r != nil {
 					passStart = time.Time{}
 				}
 				return r
 			}
-			const settle = 50 * time.Millisecond
-			err := waitFor(context.Background(), check, Want{}, time.Second, 5*time.Millisecond, settle)
+			err := waitFor(context.Background(), check, Want{}, tc.timeout, interval, settle, clock)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("waitFor: %v", err)
 				}
-				if d := time.Since(passStart); d < settle {
+				if passStart.IsZero() {
+					t.Fatalf("returned after %d polls while the check did not pass", polls)
+				}
+				if d := now.Sub(passStart); d < settle {
 					t.Errorf("returned %s after the check started passing, before the settle window of %s", d, settle)
 				}
 				return

@@ -214,7 +214,7 @@ func (o *Options) wait(what string, check PodCheck, want Want) error {
 		interval = 2 * time.Second
 	}
 	o.logf("waiting up to %s for %s", o.WaitTimeout, what)
-	if err := waitFor(context.Background(), check, want, o.WaitTimeout, interval, o.Settle); err != nil {
+	if err := waitFor(context.Background(), check, want, o.WaitTimeout, interval, o.Settle, time.Now); err != nil {
 		return err
 	}
 	o.logf("done waiting for %s", what)

@@ -35,8 +35,9 @@ type PodCheck func(ctx context.Context, want Want) error
 
 // waitFor polls check every interval until it has passed at every poll for settle (once, when
 // settle is 0), fails for good, or timeout ends. A pass followed by ErrNotYet starts the settle
-// window again: a pod that answers once and crashes a second later has not come up.
-func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval, settle time.Duration) error {
+// window again: a pod that answers once and crashes a second later has not come up. now measures
+// the settle window (time.Now; tests pass a clock that their check advances).
+func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval, settle time.Duration, now func() time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -46,9 +47,9 @@ func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval, 
 		switch {
 		case last == nil:
 			if passing.IsZero() {
-				passing = time.Now()
+				passing = now()
 			}
-			if time.Since(passing) >= settle {
+			if now().Sub(passing) >= settle {
 				return nil
 			}
 		case errors.Is(last, ErrNotYet):
@@ -59,7 +60,7 @@ func waitFor(ctx context.Context, check PodCheck, want Want, timeout, interval, 
 		select {
 		case <-ctx.Done():
 			if last == nil {
-				return fmt.Errorf("passing for %s only, not the %s asked, after %s", time.Since(passing).Round(time.Second), settle, timeout)
+				return fmt.Errorf("passing for %s only, not the %s asked, after %s", now().Sub(passing).Round(time.Second), settle, timeout)
 			}
 			return fmt.Errorf("not up after %s: %w", timeout, last)
 		case <-time.After(interval):

@@ -27,11 +27,12 @@ func TestEnableKeepsKCMsBinderUntilOurPodIsUp(t *testing.T) {
 		name     string
 		previous []byte // our manifest before Enable (an upgrade), nil for a first install
 		results  []error
+		runsOut  bool // only the timeout ends the wait: a short one decides nothing
 		wantErr  string
 	}{
 		{name: "comes up", results: []error{ErrNotYet, ErrNotYet, nil}},
 		{name: "image cannot be pulled", results: []error{ErrNotYet, errors.New("pod kube-system/pv-controller-manager-node: ImagePullBackOff: Back-off pulling image")}, wantErr: "ImagePullBackOff"},
-		{name: "never answers", results: []error{ErrNotYet}, wantErr: "not up after"},
+		{name: "never answers", results: []error{ErrNotYet}, runsOut: true, wantErr: "not up after"},
 		{name: "upgrade that fails", previous: bytes.Replace(ourManifest, []byte(":dev"), []byte(":old"), 1),
 			results: []error{errors.New("pod kube-system/pv-controller-manager-node: CrashLoopBackOff: back-off restarting")}, wantErr: "CrashLoopBackOff"},
 	}
@@ -64,7 +65,11 @@ func TestEnableKeepsKCMsBinderUntilOurPodIsUp(t *testing.T) {
 				calls++
 				return r
 			}
-			o.WaitTimeout, o.WaitInterval = 200*time.Millisecond, time.Millisecond
+			// A wait that ends on a poll's result gets all the time it may need for its polls.
+			o.WaitTimeout, o.WaitInterval = 30*time.Second, time.Millisecond
+			if tc.runsOut {
+				o.WaitTimeout = 200 * time.Millisecond
+			}
 			err = Enable(o)
 			if tc.wantErr == "" {
 				if err != nil {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/fastpv/pv-controller-manager/pkg/kcmargs"
 )
@@ -58,8 +59,8 @@ type Config struct {
 	// LeaseName is KCM's leader-election Lease in Namespace; when set, only the KCM pod that holds
 	// it counts (binderPods). Empty: every KCM pod with the binder enabled counts.
 	LeaseName string
-	// now is time.Now, replaceable in tests.
-	now func() time.Time
+	// clock tells the time and runs the Lease expiry re-check: the real one, a fake one in tests.
+	clock clock.WithDelayedExecution
 }
 
 // Guard tracks whether KCM runs its binder. The zero state is "unknown", which holds writes too:
@@ -74,7 +75,7 @@ type Guard struct {
 	// lastRenew and renewObserved: the KCM Lease's renewTime and when we first saw it (LiveHolder).
 	lastRenew     time.Time
 	renewObserved time.Time
-	expiry        *time.Timer // re-evaluates when the holder's Lease would expire
+	expiry        clock.Timer // re-evaluates when the holder's Lease would expire
 	warned        map[types.UID]bool
 	changed       chan struct{} // closed and replaced on every change of known/active
 	stopping      chan struct{}
@@ -84,8 +85,8 @@ type Guard struct {
 // New returns a Guard; Run starts it.
 func New(cfg Config) *Guard {
 	registerOnce.Do(func() { legacyregistry.MustRegister(activeGauge) })
-	if cfg.now == nil {
-		cfg.now = time.Now
+	if cfg.clock == nil {
+		cfg.clock = clock.RealClock{}
 	}
 	return &Guard{cfg: cfg, warned: map[types.UID]bool{}, changed: make(chan struct{}), stopping: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
@@ -186,7 +187,7 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister, getLease func() (*c
 		logger.Error(err, "Reading kube-controller-manager's Lease from the cache", "lease", g.cfg.LeaseName)
 		return
 	}
-	now := g.cfg.now()
+	now := g.cfg.clock.Now()
 	var active []string
 	var newlyActive []*corev1.Pod
 	g.mu.Lock()
@@ -254,7 +255,7 @@ func (g *Guard) evaluate(logger klog.Logger, pods podLister, getLease func() (*c
 // scheduleExpiry arranges one evaluation after d (g.mu held).
 func (g *Guard) scheduleExpiry(d time.Duration) {
 	if g.expiry == nil {
-		g.expiry = time.AfterFunc(d, g.trigger)
+		g.expiry = g.cfg.clock.AfterFunc(d, g.trigger)
 		return
 	}
 	g.expiry.Reset(d)

@@ -49,7 +49,7 @@ func start(t *testing.T, allow bool, pods ...*corev1.Pod) *harness {
 	return startWith(t, Config{AllowCoexistence: allow}, pods...)
 }
 
-// startWith runs a guard with cfg's AllowCoexistence and LeaseName over a fake API holding pods.
+// startWith runs a guard with cfg's AllowCoexistence, LeaseName and clock over a fake API holding pods.
 func startWith(t *testing.T, cfg Config, pods ...*corev1.Pod) *harness {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
@@ -63,7 +63,7 @@ func startWith(t *testing.T, cfg Config, pods ...*corev1.Pod) *harness {
 	}
 	h.guard = New(Config{
 		Client: h.client, Namespace: DefaultNamespace, Selector: labels.SelectorFromSet(labels.Set{"component": "kube-controller-manager"}),
-		Recorder: h.recorder, CheckPeriod: time.Hour, AllowCoexistence: cfg.AllowCoexistence, LeaseName: cfg.LeaseName,
+		Recorder: h.recorder, CheckPeriod: time.Hour, AllowCoexistence: cfg.AllowCoexistence, LeaseName: cfg.LeaseName, clock: cfg.clock,
 	})
 	h.rt = h.guard.WrapTransport(roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		h.writes.Add(1)

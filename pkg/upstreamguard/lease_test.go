@@ -10,6 +10,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -125,13 +126,20 @@ func TestGuardFollowsLeaseTransitions(t *testing.T) {
 // No event marks a Lease's expiry: the guard must look again by itself, and then hold for the
 // standbys that may take over.
 func TestGuardHoldsWhenTheLeaderLeaseExpires(t *testing.T) {
-	h := startWith(t, Config{LeaseName: DefaultLeaseName}, kcmOn("cp1", rolled), kcmOn("cp2", unrolled))
-	l := kcmLease("cp1_a", time.Now())
-	l.Spec.LeaseDurationSeconds = ptr.To[int32](1)
+	// The Lease ages on a fake clock only: it stays live however slowly the guard runs, and
+	// expires when the test steps past it.
+	clock := testingclock.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	h := startWith(t, Config{LeaseName: DefaultLeaseName, clock: clock}, kcmOn("cp1", rolled), kcmOn("cp2", unrolled))
+	l := kcmLease("cp1_a", clock.Now())
 	if _, err := h.client.CoordinationV1().Leases(DefaultNamespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor(t, "cp1 (rolled) leads", func(active []string) bool { return len(active) == 0 && h.leader() == "cp1_a" })
+	// The guard set its re-check with the leader (same lock): due a second after the expiry.
+	if !clock.HasWaiters() {
+		t.Fatal("no re-check scheduled for the Lease's expiry")
+	}
+	clock.Step(time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second + time.Second)
 	h.waitFor(t, "the Lease expired: cp2 may take over", func(active []string) bool {
 		return slices.Equal(active, []string{"kube-system/kube-controller-manager-cp2"})
 	})

@@ -78,13 +78,11 @@ func (ctrl *PersistentVolumeController) getRequestedVolume(logger klog.Logger, n
 
 // cacheVolumeRead stores a volume read from the API server (after a conflict,
 // or after a write whose outcome is unknown) in the controller's cache, unless
-// the cache has a newer version. It reports whether the cache now serves it.
-func (ctrl *PersistentVolumeController) cacheVolumeRead(logger klog.Logger, volume *v1.PersistentVolume) bool {
-	stored, err := ctrl.storeVolumeUpdate(logger, volume)
-	if err != nil {
+// the cache has a newer version.
+func (ctrl *PersistentVolumeController) cacheVolumeRead(logger klog.Logger, volume *v1.PersistentVolume) {
+	if _, err := ctrl.storeVolumeUpdate(logger, volume); err != nil {
 		logger.V(4).Info("Cannot cache a volume read from the API server", "volumeName", volume.Name, "err", err)
 	}
-	return stored
 }
 
 // forgetVolume removes from the cache a volume the API server no longer has.

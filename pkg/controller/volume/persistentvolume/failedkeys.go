@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
 // failedKeyQueue is a controller queue in which a key whose last sync failed
@@ -39,6 +40,7 @@ type failedKeyQueue struct {
 	workqueue.TypedRateLimitingInterface[string]
 
 	lock      sync.Mutex
+	clock     clock.PassiveClock
 	backoff   workqueue.TypedRateLimiter[string]
 	notBefore map[string]time.Time
 }
@@ -51,28 +53,33 @@ const (
 func newFailedKeyQueue(queue workqueue.TypedRateLimitingInterface[string]) *failedKeyQueue {
 	return &failedKeyQueue{
 		TypedRateLimitingInterface: queue,
+		clock:                      clock.RealClock{},
 		backoff:                    workqueue.NewTypedItemExponentialFailureRateLimiter[string](failedKeyBaseDelay, failedKeyMaxDelay),
 		notBefore:                  map[string]time.Time{},
 	}
 }
 
-// held returns how long key is still held back, 0 when it is not.
+// held returns how long key is still held back, 0 when it is not. The
+// caller holds q.lock.
 func (q *failedKeyQueue) held(key string) time.Duration {
-	q.lock.Lock()
-	defer q.lock.Unlock()
 	until, ok := q.notBefore[key]
 	if !ok {
 		return 0
 	}
-	if d := time.Until(until); d > 0 {
+	if d := until.Sub(q.clock.Now()); d > 0 {
 		return d
 	}
 	delete(q.notBefore, key)
 	return 0
 }
 
-// Add queues key at once, or when its hold ends.
+// Add queues key at once, or when its hold ends. The hold is read and the key
+// queued under one lock, so an Add that finds no hold cannot land after the
+// sync in flight has failed and its worker let go of the key: such an Add
+// would start a sync before the back-off ends.
 func (q *failedKeyQueue) Add(key string) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
 	if d := q.held(key); d > 0 {
 		q.TypedRateLimitingInterface.AddAfter(key, d)
 		return
@@ -82,6 +89,8 @@ func (q *failedKeyQueue) Add(key string) {
 
 // AddAfter queues key after d, or when its hold ends if that is later.
 func (q *failedKeyQueue) AddAfter(key string, d time.Duration) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
 	q.TypedRateLimitingInterface.AddAfter(key, max(d, q.held(key)))
 }
 
@@ -89,7 +98,7 @@ func (q *failedKeyQueue) AddAfter(key string, d time.Duration) {
 func (q *failedKeyQueue) failed(key string) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	q.notBefore[key] = time.Now().Add(q.backoff.When(key))
+	q.notBefore[key] = q.clock.Now().Add(q.backoff.When(key))
 }
 
 // succeeded ends key's hold and resets its back-off.

@@ -33,67 +33,88 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // A key whose sync keeps failing while other goroutines queue it again and
 // again (as a claim and a volume whose syncs queue each other do) is synced
-// once per back-off step, not as fast as the workers run. Without the hold
-// every Add hands the key to a worker at once: thousands of syncs, each a
-// write against the same stale version, in the half second this test runs
-// (the model torture's seed 1796299422631514156). Run with -race: the queue
-// is shared by the workers and the goroutines that queue.
+// once per back-off step, not as fast as the workers run. The queue's clock
+// stands still here, so no back-off step ends: the key is synced at most
+// twice (the first sync, and one for an Add that came while it ran, before
+// it failed), however many Adds the other goroutines make. Without the hold
+// the key goes back to a worker after every sync that an Add overlapped: as
+// many syncs as the workers can run, each a write against the same stale
+// version (the model torture's seed 1796299422631514156). Once the clock
+// passes the back-off the key is synced again. Run with -race: the queue is shared by the workers and the
+// goroutines that queue.
 func TestFailedKeyWaitsItsBackOffWhoeverQueuesIt(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctrl, err := newTestController(ctx, &fake.Clientset{}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue := ctrl.claimQueue
+	fakeClock := testingclock.NewFakeClock(time.Now())
+	queue := newFailedKeyQueue(workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: fakeClock}))
+	queue.clock = fakeClock
 	defer queue.ShutDown()
 	const key = "ns/failing"
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "failing", errors.New("stale"))
 	apiServer := apierrors.NewServiceUnavailable("down")
 	other := errors.New("no plugin")
 
-	var syncs atomic.Int64
-	runFor := 500 * time.Millisecond
-	runCtx, cancel := context.WithTimeout(ctx, runFor)
-	defer cancel()
-	var wg sync.WaitGroup
+	var syncs, inFlight atomic.Int64
+	var workers sync.WaitGroup
 	for range 4 { // workers: every sync fails, with each kind of error in turn
-		wg.Go(func() {
+		workers.Go(func() {
 			for {
 				k, quit := queue.Get()
 				if quit {
 					return
 				}
+				inFlight.Add(1)
 				n := syncs.Add(1)
 				err := []error{conflict, apiServer, other}[n%3]
 				ctrl.handleSyncResult(ctx, queue, metrics.ClaimQueue, k, err)
 				queue.Done(k)
-			}
-		})
-	}
-	for range 4 { // informer events and other workers queueing the key
-		wg.Go(func() {
-			for runCtx.Err() == nil {
-				queue.Add(key)
+				inFlight.Add(-1)
 			}
 		})
 	}
 	queue.Add(key)
-	<-runCtx.Done()
-	got := syncs.Load()
+	var adders sync.WaitGroup
+	for range 4 { // informer events and other workers queueing the key
+		adders.Go(func() {
+			for range 10000 {
+				queue.Add(key)
+			}
+		})
+	}
+	adders.Wait()
+	idle := func(context.Context) (bool, error) {
+		return syncs.Load() > 0 && inFlight.Load() == 0 && queue.Len() == 0, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, idle); err != nil {
+		t.Fatalf("the workers did not settle: %d syncs, %d in flight, queue length %d", syncs.Load(), inFlight.Load(), queue.Len())
+	}
+	if got := syncs.Load(); got > 2 {
+		t.Errorf("a failing key was synced %d times while its back-off had not ended, want at most 2", got)
+	}
+	queue.Add(key)
+	if queue.Len() != 0 {
+		t.Errorf("a key held in back-off was queued at once")
+	}
+
+	before := syncs.Load()
+	fakeClock.Step(time.Hour) // past every back-off of the queue and of the controller
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return syncs.Load() > before, nil
+	}); err != nil {
+		t.Errorf("a failing key was not synced again after its back-off ended: %d syncs", syncs.Load())
+	}
 	queue.ShutDown()
-	wg.Wait()
-	// 1 ms doubling: at most ~10 steps fit in 500 ms; each step may let one
-	// more sync through (an Add while the key is being synced).
-	if got > 25 {
-		t.Errorf("a failing key was synced %d times in %s, want at most 25 (once per back-off step)", got, runFor)
-	}
-	if got < 2 {
-		t.Errorf("a failing key was synced %d times in %s, want it retried", got, runFor)
-	}
+	workers.Wait()
 }
 
 // One success ends the hold: the next Add reaches a worker at once.

@@ -27,8 +27,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/workqueue"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/klog/v2/ktesting"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // newReservingVolume returns a new (Pending) 1Gi volume whose claimRef names
@@ -114,7 +116,8 @@ func TestReservedVolumeLeftPendingForItsClaim(t *testing.T) {
 }
 
 // A volume left Pending for a claim that has not come is synced again when
-// the grace period ends, and marked Available then.
+// the grace period ends, and marked Available then. The volume queue runs on
+// a fake clock, which the test moves past the grace period.
 func TestReservedVolumeAvailableWhenGracePeriodEnds(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	client := &fake.Clientset{}
@@ -122,7 +125,12 @@ func TestReservedVolumeAvailableWhenGracePeriodEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl.reservedVolumeGrace = 200 * time.Millisecond
+	const grace = time.Minute
+	ctrl.reservedVolumeGrace = grace
+	fakeClock := testingclock.NewFakeClock(time.Now())
+	ctrl.volumeQueue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: fakeClock})
+	defer ctrl.volumeQueue.ShutDown()
 	reactor := newVolumeReactor(ctx, client, ctrl, nil, nil, noerrors)
 	volume := newReservingVolume(0)
 	reactor.AddVolumes([]*v1.PersistentVolume{volume})
@@ -133,7 +141,11 @@ func TestReservedVolumeAvailableWhenGracePeriodEnds(t *testing.T) {
 	if writes := reactor.GetChangeCount(); writes != 0 {
 		t.Fatalf("%d writes within the grace period, want 0", writes)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	if n := ctrl.volumeQueue.Len(); n != 0 {
+		t.Fatalf("%d volumes queued before the grace period ended, want 0", n)
+	}
+	fakeClock.Step(grace)
+	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return ctrl.volumeQueue.Len() > 0, nil
 	}); err != nil {
 		t.Fatal("the volume was not queued again when the grace period ended")
@@ -141,6 +153,8 @@ func TestReservedVolumeAvailableWhenGracePeriodEnds(t *testing.T) {
 	if key, _ := ctrl.volumeQueue.Get(); key != volume.Name {
 		t.Fatalf("queued %q, want %q", key, volume.Name)
 	}
+	// The volume is as old as the grace period now.
+	volume.CreationTimestamp = metav1.NewTime(volume.CreationTimestamp.Add(-grace))
 	if err := ctrl.syncVolume(ctx, volume); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -138,16 +140,34 @@ func TestVolumeInGraceBoundByLaterClaim(t *testing.T) {
 }
 
 // A volume nobody claims becomes Available when its grace period ends,
-// without any other event.
+// without any other event, and not before. The write's time is checked
+// rather than the volume's stay in grace watched: a machine slow enough to
+// reach the volume's first sync after its grace period ended only writes it
+// Available at once, which is as right.
 func TestVolumeInGraceAvailableWhenGraceEnds(t *testing.T) {
-	rc := startRunningControllerWithClient(t, 1, nil, nil, nil, noerrors)
-	rc.ctrl.unclaimedVolumeGrace = 300 * time.Millisecond
+	const grace = 300 * time.Millisecond
+	var availableAt atomic.Pointer[time.Time]
+	rc := startRunningControllerWithClient(t, 1, func(c clientset.Interface) clientset.Interface {
+		c.(*fake.Clientset).PrependReactor("update", "persistentvolumes", func(action core.Action) (bool, runtime.Object, error) {
+			if pv, ok := action.(core.UpdateAction).GetObject().(*v1.PersistentVolume); ok && pv.Status.Phase == v1.VolumeAvailable {
+				now := time.Now()
+				availableAt.CompareAndSwap(nil, &now)
+			}
+			return false, nil, nil
+		})
+		return c
+	}, nil, nil, noerrors)
+	rc.ctrl.unclaimedVolumeGrace = grace
 	pv := newUnclaimedVolume("volume-a", time.Millisecond, classEmpty)
 	rc.addVolume(pv)
-	waitForVolumesInGrace(t, rc.ctrl, 1)
 	available := pv.DeepCopy()
 	available.Status.Phase = v1.VolumeAvailable
 	rc.waitFor(t, []*v1.PersistentVolume{available}, nil)
+	if at := availableAt.Load(); at == nil {
+		t.Errorf("the volume was not written Available")
+	} else if graceEnd := pv.CreationTimestamp.Add(grace); at.Before(graceEnd) {
+		t.Errorf("the volume was written Available %s before its grace period ended", graceEnd.Sub(*at))
+	}
 	if n := rc.ctrl.volumesInGrace.len(); n != 0 {
 		t.Errorf("%d volumes in grace after it ended, want 0", n)
 	}
