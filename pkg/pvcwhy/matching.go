@@ -81,7 +81,7 @@ const (
 
 // deletionRefuses says whether the binder refuses a volume because it is being deleted: it does,
 // unless the volume's claimRef already carries the claim's UID (a bind it started before the
-// deletion, which it completes: patches 0012 and 0022).
+// deletion, which it completes: patches 0004 and 0006).
 func deletionRefuses(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) bool {
 	return pv.DeletionTimestamp != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID)
 }

@@ -350,7 +350,7 @@ var _ = Describe("kubectl pvc-why", Label("pvc-why"), func() {
 		createClaim(ctx, claim(ns, "nomatch", "5Gi", ns, ""))
 		Eventually(ctx, pvcWhy(ctx, ns, "bound")).WithTimeout(wait).Should(verdict("Bound"))
 		Eventually(ctx, pvcWhy(ctx, ns, "nomatch")).WithTimeout(wait).Should(verdict("NoMatchingVolume"))
-		// A new unclaimed volume stays Pending for a grace period (patch 0018): the dump must not
+		// A new unclaimed volume stays Pending for a grace period (patch 0019): the dump must not
 		// catch it Pending and the live query Available.
 		Eventually(ctx, getVolume(ctx, small.Name)).WithTimeout(wait).Should(HaveField("Status.Phase", v1.VolumeAvailable))
 

@@ -24,7 +24,7 @@ const ruleWorseChoice = "choice: a matched claim given another volume where upst
 // group of the fewest modes has fits and one volume in it is the smallest; it is judged only
 // when no other Pending claim fits that volume (a competitor may rightly take it first) and the
 // binder's informers had delivered every volume involved at an earlier instant. A volume not
-// Available yet (a new volume ours offers from Pending, patch 0017) is no worse when upstream's
+// Available yet (a new volume ours offers from Pending, patch 0018) is no worse when upstream's
 // order (fewer access modes, then smaller) puts it no later than upstream's choice.
 func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
 	if claim.Spec.VolumeName != "" || claim.DeletionTimestamp != nil || ptr.Deref(claim.Spec.StorageClassName, "") == classLocal ||
@@ -167,7 +167,7 @@ func excess(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (ext
 }
 
 // ruleLargerWhileBetterComing: ours does not give a matched claim a volume while a better one is
-// about to turn Available (patch 0016). Upstream's binder makes no such promise (its claim sees
+// about to turn Available (patch 0017). Upstream's binder makes no such promise (its claim sees
 // only Available volumes), so only ours' arm is held to it.
 const ruleLargerWhileBetterComing = "choice: a matched claim given a volume while a better one was about to turn Available"
 

@@ -49,7 +49,7 @@ func TestUpstreamChoice(t *testing.T) {
 }
 
 // Seed 562 (2026-12-04): ours gave a RWO claim a new 5Gi RWO volume still Pending (its offer,
-// patch 0017) while a 2Gi RWO+ROX volume was Available. Upstream's rules rank the group of fewer
+// patch 0018) while a 2Gi RWO+ROX volume was Available. Upstream's rules rank the group of fewer
 // modes first: that volume, once Available, would be upstream's pick too. Not worse.
 func TestUpstreamOrderRanksFewerModesFirst(t *testing.T) {
 	rwo, rox := v1.ReadWriteOnce, v1.ReadOnlyMany
@@ -81,7 +81,7 @@ func inPhase(pv *v1.PersistentVolume, phase v1.PersistentVolumePhase) *v1.Persis
 }
 
 // Bug 10 (make e2e-kind, 2026-12-02): a 1500Mi claim given the 5Gi volume while the 2Gi one,
-// created first, still waited for its Available write. Ours (patch 0016) waits for it; the rule
+// created first, still waited for its Available write. Ours (patch 0017) waits for it; the rule
 // holds ours' arm alone to that, and lets a competitor or an exact fit go.
 func TestCheckBetterComingHoldsOursToAVolumeAboutToTurnAvailable(t *testing.T) {
 	rwo := v1.ReadWriteOnce

@@ -204,7 +204,7 @@ func TestCompareEndsPreboundVolumeWentToAnotherClaim(t *testing.T) {
 	}
 }
 
-// Seed 583 (the offer's first draft, patch 0017): ours left ns2/pool-c-2 Pending, its volume given
+// Seed 583 (the offer's first draft, patch 0018): ours left ns2/pool-c-2 Pending, its volume given
 // to a claim whose own volume stayed free; upstream bound it. A failure, not a competition; the
 // same end without that finding is one ours lost by order.
 func TestCompareEndsWorseFitFails(t *testing.T) {

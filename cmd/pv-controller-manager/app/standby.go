@@ -12,7 +12,7 @@ import (
 // (--leader-elect-warm-standby): a replica that takes over then starts binding from synced caches
 // instead of listing every volume and claim first. The controller itself, its queues and handlers,
 // are made only when the Lease is held; its handlers then receive the caches' objects as the initial
-// list, as after a cold start (patch 0019 leaves the settled ones to its paced first pass).
+// list, as after a cold start (patch 0020 leaves the settled ones to its paced first pass).
 func startWarmStandby(ctx context.Context, factory informers.SharedInformerFactory, synced *atomic.Bool) {
 	// The informers runBinder gives the controller; asking for one registers it, so Start starts it.
 	p := binderParameters{}.WithInformers(factory)

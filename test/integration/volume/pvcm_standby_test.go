@@ -21,7 +21,7 @@ import (
 // A warm standby (--leader-elect-warm-standby) runs the binder's informers while another replica
 // leads and makes its controller only when it takes the Lease: the controller's handlers then get
 // the long-synced caches' objects as their initial list. It must bind what arrived while nobody
-// led, and leave the pairs the old leader settled alone (patch 0019's paced first pass), as after
+// led, and leave the pairs the old leader settled alone (patch 0020's paced first pass), as after
 // a cold start.
 func TestPVCMTakeoverOnWarmInformers(t *testing.T) {
 	setup := newTestSetup(t, "pvcm-warm-standby")
