@@ -39,6 +39,7 @@ import (
 type failedKeyQueue struct {
 	workqueue.TypedRateLimitingInterface[string]
 
+	limiter   workqueue.TypedRateLimiter[string]
 	lock      sync.Mutex
 	clock     clock.PassiveClock
 	backoff   workqueue.TypedRateLimiter[string]
@@ -50,13 +51,21 @@ const (
 	failedKeyMaxDelay  = time.Second
 )
 
-func newFailedKeyQueue(queue workqueue.TypedRateLimitingInterface[string]) *failedKeyQueue {
-	return &failedKeyQueue{
-		TypedRateLimitingInterface: queue,
+// newFailedKeyQueue returns a rate-limited queue as
+// workqueue.NewTypedRateLimitingQueueWithConfig does, holding failed keys. It
+// keeps limiter so that AddRateLimited, too, waits for the hold.
+func newFailedKeyQueue(limiter workqueue.TypedRateLimiter[string], config workqueue.TypedRateLimitingQueueConfig[string]) *failedKeyQueue {
+	q := &failedKeyQueue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(limiter, config),
+		limiter:                    limiter,
 		clock:                      clock.RealClock{},
 		backoff:                    workqueue.NewTypedItemExponentialFailureRateLimiter[string](failedKeyBaseDelay, failedKeyMaxDelay),
 		notBefore:                  map[string]time.Time{},
 	}
+	if config.Clock != nil {
+		q.clock = config.Clock
+	}
+	return q
 }
 
 // held returns how long key is still held back, 0 when it is not. The
@@ -92,6 +101,15 @@ func (q *failedKeyQueue) AddAfter(key string, d time.Duration) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	q.TypedRateLimitingInterface.AddAfter(key, max(d, q.held(key)))
+}
+
+// AddRateLimited queues key after the rate limiter's delay, or when its hold
+// ends if that is later: after a run of conflicts the hold can outlast the
+// limiter's first steps.
+func (q *failedKeyQueue) AddRateLimited(key string) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	q.TypedRateLimitingInterface.AddAfter(key, max(q.limiter.When(key), q.held(key)))
 }
 
 // failed holds key back for its next back-off step.

@@ -54,10 +54,8 @@ func TestFailedKeyWaitsItsBackOffWhoeverQueuesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	fakeClock := testingclock.NewFakeClock(time.Now())
-	queue := newFailedKeyQueue(workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Clock: fakeClock}))
-	queue.clock = fakeClock
+	queue := newFailedKeyQueue(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Clock: fakeClock})
 	defer queue.ShutDown()
 	const key = "ns/failing"
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "failing", errors.New("stale"))
@@ -119,7 +117,7 @@ func TestFailedKeyWaitsItsBackOffWhoeverQueuesIt(t *testing.T) {
 
 // One success ends the hold: the next Add reaches a worker at once.
 func TestSucceededKeyIsQueuedAtOnce(t *testing.T) {
-	q := newFailedKeyQueue(workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()))
+	q := newFailedKeyQueue(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{})
 	defer q.ShutDown()
 	for range 12 { // a hold of about 2 s
 		q.failed("k")
@@ -134,5 +132,28 @@ func TestSucceededKeyIsQueuedAtOnce(t *testing.T) {
 		return q.Len() == 1, nil
 	}); err != nil {
 		t.Errorf("a key whose hold ended was not queued at once: queue length %d", q.Len())
+	}
+}
+
+// A retry queued through the rate limiter (a sync that failed with neither a
+// conflict nor an API server error) waits for the key's hold too: after a run
+// of conflicts the hold is longer than the limiter's next delay, here none.
+func TestRateLimitedRetryWaitsItsHold(t *testing.T) {
+	fakeClock := testingclock.NewFakeClock(time.Now())
+	noDelay := workqueue.NewTypedItemExponentialFailureRateLimiter[string](0, 0)
+	q := newFailedKeyQueue(noDelay, workqueue.TypedRateLimitingQueueConfig[string]{Clock: fakeClock})
+	defer q.ShutDown()
+	for range 10 { // a hold of about half a second
+		q.failed("k")
+	}
+	q.AddRateLimited("k")
+	if q.Len() != 0 {
+		t.Fatalf("a held key queued through the rate limiter was queued at once")
+	}
+	fakeClock.Step(time.Second)
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return q.Len() == 1, nil
+	}); err != nil {
+		t.Errorf("a key queued through the rate limiter was not queued when its hold ended: queue length %d", q.Len())
 	}
 }

@@ -107,14 +107,14 @@ func NewController(ctx context.Context, p ControllerParameters) (*PersistentVolu
 		enableDynamicProvisioning:     p.EnableDynamicProvisioning,
 		createProvisionedPVRetryCount: createProvisionedPVRetryCount,
 		createProvisionedPVInterval:   createProvisionedPVInterval,
-		claimQueue: newFailedKeyQueue(workqueue.NewTypedRateLimitingQueueWithConfig(
+		claimQueue: newFailedKeyQueue(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"},
-		)),
-		volumeQueue: newFailedKeyQueue(workqueue.NewTypedRateLimitingQueueWithConfig(
+		),
+		volumeQueue: newFailedKeyQueue(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "volumes"},
-		)),
+		),
 		resyncPeriod:        p.SyncPeriod,
 		fullResyncPeriod:    p.FullResyncPeriod,
 		reservedVolumeGrace: p.ReservedVolumeGracePeriod,
