@@ -37,15 +37,19 @@ out="${REPO_ROOT}/_output/e2e-kind"
 kubeconfig="${out}/kubeconfig"
 export KIND_EXPERIMENTAL_PROVIDER=docker
 start=${SECONDS}
-phase() { echo "e2e-kind: [$((SECONDS - start))s] $*"; }
+# Every phase line also goes to phases.txt (created once ${out} is), which .ci/run prints at its end.
+phase() {
+  echo "e2e-kind: [$((SECONDS - start))s] $*"
+  [[ ! -d "${out}" ]] || echo "[$((SECONDS - start))s] $*" >>"${out}/phases.txt"
+}
 
 hack/e2e/docker-setup.sh
-hack/cluster/build-tools.sh kind ginkgo kubectl prometheus registry crane >/dev/null
-# kube-state-metrics, for the kind-kubeadm pass only (about 5 minutes the first time), builds while
-# the first cluster is made and tested; the recipe's cluster waits for it.
+hack/cluster/build-tools.sh kind ginkgo kubectl registry crane >/dev/null
+# Prometheus and kube-state-metrics, for the kind-kubeadm pass only (about 5 minutes the first
+# time), build while the first cluster is made and tested; the recipe's cluster waits for them.
 ksm_build="" ksm_log="${REPO_ROOT}/_output/e2e-kind-kube-state-metrics.log"
 if [[ " ${E2E_KIND_CLUSTERS:-existing new} " == *" new "* ]]; then
-  nice -n 10 hack/cluster/build-tools.sh kube-state-metrics >"${ksm_log}" 2>&1 &
+  nice -n 10 hack/cluster/build-tools.sh prometheus kube-state-metrics >"${ksm_log}" 2>&1 &
   ksm_build=$!
 fi
 # The registry the nodes pull our image from, as operators install it (docs/install.md).
@@ -98,7 +102,17 @@ fi
 
 RECIPE_CLUSTER="${CLUSTER}-kubeadm"
 cleanup() {
+  local rc=$?
   [[ -z "${ksm_build}" ]] || kill "${ksm_build}" 2>/dev/null || true
+  if [[ "${rc}" != 0 ]]; then
+    # What the nodes saw (kubelet's and containerd's journals, the pods' logs) outlives the clusters.
+    local c
+    for c in "${CLUSTER}" "${RECIPE_CLUSTER}"; do
+      "${kind}" get clusters 2>/dev/null | grep -qx "${c}" || continue
+      "${kind}" export logs "${out}/logs/${c}" --name "${c}" >/dev/null 2>&1 &&
+        echo "e2e-kind: failed; the nodes' logs of ${c} are in ${out}/logs/${c}" >&2
+    done
+  fi
   if [[ "${E2E_KIND_KEEP:-0}" == "1" ]]; then
     echo "e2e-kind: keeping clusters ${CLUSTER} and ${RECIPE_CLUSTER} (kubeconfigs in ${out}); delete with: ${kind} delete cluster --name NAME"
     return
@@ -212,7 +226,7 @@ new_cluster_from_recipe() {
   grep -q '^kubeadmConfigPatches:' "${recipe}/cluster.yaml" || echo 'kubeadmConfigPatches:' >>"${recipe}/cluster.yaml"
   { echo '- |'; sed -e '/^kubernetesVersion:/d' -e 's/^/  /' deploy/kubeadm/cluster-configuration.yaml; } >>"${recipe}/cluster.yaml"
   if [[ -n "${ksm_build}" ]]; then
-    wait "${ksm_build}" || { cat "${ksm_log}" >&2; echo "e2e-kind: building kube-state-metrics failed" >&2; exit 1; }
+    wait "${ksm_build}" || { cat "${ksm_log}" >&2; echo "e2e-kind: building Prometheus or kube-state-metrics failed" >&2; exit 1; }
     ksm_build=""
   fi
   phase "creating cluster ${RECIPE_CLUSTER} with the kubeadm recipe: 3 control-plane nodes, 1 worker"

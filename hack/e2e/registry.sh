@@ -42,7 +42,9 @@ up() {
   if [[ "$(docker inspect -f '{{.State.Running}} {{.Config.Image}}' "${NAME}" 2>/dev/null)" != "true ${image}" ]]; then
     docker rm -f "${NAME}" >/dev/null 2>&1 || true
     mkdir -p "${DATA}"
-    docker run -d --restart=always --name "${NAME}" -p "127.0.0.1:${PORT}:5000" \
+    # OTEL_TRACES_EXPORTER=none: the registry exports traces to localhost:4318 by default and logs
+    # every failed export.
+    docker run -d --restart=always --name "${NAME}" -p "127.0.0.1:${PORT}:5000" -e OTEL_TRACES_EXPORTER=none \
       -v "${DATA}:/var/lib/registry" "${image}" >/dev/null
   fi
   # Ready when the API answers (the distribution spec's version check).
