@@ -241,7 +241,7 @@ DEMO_QPS ?= 1000
 .PHONY: demo
 demo: $(RELEASE_GEN) ## The seed workload on the local cluster: DEMO_COUNT pre-bound PV+PVC+Pod, progress and latency summary
 	KUBE_API_QPS=$(DEMO_QPS) KUBE_API_BURST=$(DEMO_QPS) hack/cluster/local-up.sh
-	go build $(GO_FLAGS) -o $(BIN_DIR)/pv-load ./cmd/pv-load
+	go build $(GO_FLAGS) -o $(BIN_DIR)/pv-load ./test/cmd/pv-load
 	$(BIN_DIR)/pv-load --kubeconfig _output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig --scenario prebound \
 		--with-pods --count $(DEMO_COUNT) --concurrency $(DEMO_CONCURRENCY)
 
@@ -257,7 +257,7 @@ E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e
 e2e: $(RELEASE_GEN) ## ginkgo e2e suite on the local cluster (sync period 5m, so only the fast path can bind late PVs); E2E_FLAGS=... to select
 	SYNC_PERIOD=5m PVCM_ENV="$(DETECTORS) $(PVCM_ENV)" hack/cluster/local-up.sh
-	go build $(GO_FLAGS) -o $(BIN_DIR)/pv-load ./cmd/pv-load
+	go build $(GO_FLAGS) -o $(BIN_DIR)/pv-load ./test/cmd/pv-load
 	go build $(GO_FLAGS) -o $(BIN_DIR)/kubectl-pvc_why ./cmd/kubectl-pvc_why
 	hack/cluster/build-tools.sh ginkgo
 	cd test/e2e && $(DETECTORS) GOWORK=off GOFLAGS= KUBECONFIG=$(CURDIR)/_output/local/$${CLUSTER_NAME:-pv-local}/kubeconfig \

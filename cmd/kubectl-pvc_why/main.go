@@ -6,9 +6,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/fastpv/pv-controller-manager/pkg/pvcwhy/plugin"
+	"github.com/fastpv/pv-controller-manager/cmd/kubectl-pvc_why/app"
 )
 
 func main() {
-	os.Exit(plugin.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(app.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -66,7 +66,7 @@ trap cleanup EXIT
 trap 'echo "interrupted: tearing the cluster down" >&2; exit 130' INT TERM
 
 make --no-print-directory build >/dev/null
-go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
 REUSE="${REUSE:-0}"
 if [[ "${REUSE}" != 1 ]]; then
   hack/cluster/local-down.sh >/dev/null

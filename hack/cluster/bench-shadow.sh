@@ -29,7 +29,7 @@ trap 'hack/cluster/local-down.sh >/dev/null 2>&1 || true' EXIT
 shadow_up() { ARM=upstream SHADOW=1 KUBE_API_QPS="${QPS}" KUBE_API_BURST="${QPS}" PVCM_ARGS="--shadow-window=${SHADOW_WINDOW:-30m}" hack/cluster/local-up.sh >/dev/null; }
 shadow_up
 export SKIP_BUILD=1 # built once, by the first local-up.sh
-go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
 pki="${KWOK_WORKDIR}/clusters/${CLUSTER_NAME}/pki"
 kubeconfig="${REPO_ROOT}/_output/local/${CLUSTER_NAME}/kubeconfig"
 server="$(awk '/server:/ {print $2; exit}' "${kubeconfig}")"

@@ -42,7 +42,7 @@ OUT="${OUT:-${REPO_ROOT}/docs/results/benchmarks/$(date -u +%Y-%m-%d)}"
 mkdir -p "${OUT}" && OUT="$(cd "${OUT}" && pwd)" # benchreport runs elsewhere
 export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
 make --no-print-directory build >/dev/null
-go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
 (cd hack/tools/benchreport && GOWORK=off go build -o "${BIN_DIR}/benchreport" .)
 
 cleanup() { CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null 2>&1 || true; }
@@ -115,7 +115,7 @@ if [[ "${CEILING:-1}" == "1" ]]; then
   "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario write-ceiling --count "${ceiling_pairs}" \
     --concurrency "${CONCURRENCY}" --qps 100000 --prefix ceiling --json "${OUT}/write-ceiling.json" --cleanup=false | tee -a "${summary}"
 fi
-# The scenarios and how each runs come from pv-load's registry (pkg/loadgen): its count variable
+# The scenarios and how each runs come from pv-load's registry (test/harness/loadgen): its count variable
 # (COUNT, PVC_FIRST_COUNT or PREBOUND_COUNTS) and sync period.
 declare -A counts_var=() sync_of=()
 default_scenarios=()

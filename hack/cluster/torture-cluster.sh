@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make torture-cluster: the cluster torture (pkg/clustertorture, docs/maintainers/torture.md) on a
+# make torture-cluster: the cluster torture (test/torture/cluster, docs/maintainers/torture.md) on a
 # local kwokctl cluster whose KCM runs without its binder: upstream's binder (KCM with only
 # persistentvolume-binder-controller) and ours, one after the other, each as two replicas behind the
 # fault-injecting proxy, with the same seed. Report: _output/torture-cluster/report.md.
@@ -18,7 +18,7 @@ trap 'hack/cluster/local-down.sh >/dev/null 2>&1 || true' EXIT
 # arm's binders itself, behind its proxy.
 SECURE_PORT="${SECURE_PORT:-10287}" ARM=ours hack/cluster/local-up.sh >/dev/null
 hack/cluster/local-down.sh --binder-only
-go build $(module_flags .) -o "${BIN_DIR}/pv-torture" ./cmd/pv-torture
+go build $(module_flags .) -o "${BIN_DIR}/pv-torture" ./test/cmd/pv-torture
 seed_flag=()
 [[ -n "${TORTURE_SEED:-}" ]] && seed_flag=(--seed "${TORTURE_SEED}")
 # shellcheck disable=SC2086

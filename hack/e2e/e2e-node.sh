@@ -65,7 +65,7 @@ mkdir -p "${MANIFESTS}" "${ETC}/pki" "${WORK}/images"
 echo "e2e-node: building tools and images"
 hack/cluster/build-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl kubelet ginkgo >/dev/null
 make --no-print-directory build rollout-tool >/dev/null
-go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./cmd/pv-load
+go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
 mkimage() { (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . "$@"); }
 k8s_dir="$(upstream_dir "$(upstream_tag)")"
 gcc -Os -static -o "${WORK}/pause" "${k8s_dir}/build/pause/linux/pause.c"

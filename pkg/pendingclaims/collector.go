@@ -12,7 +12,7 @@ import (
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/component-base/metrics"
 
-	"github.com/fastpv/pv-controller-manager/pkg/pvcwhy"
+	"github.com/fastpv/pv-controller-manager/pkg/explain"
 )
 
 // Reasons a Pending claim could bind now.
@@ -155,7 +155,7 @@ func (c *Collector) Evaluate() (map[string]int, map[string]time.Duration) {
 	}
 	// kubectl pvc-why's analysis, which asks the binder's own volume index: a claim counts
 	// exactly when pvc-why would say BindPending (WouldBind: the verdict without the explanation).
-	analyzer := pvcwhy.NewAnalyzer(&pvcwhy.Snapshot{Claims: pending, Volumes: volumes, Classes: classes, Now: t})
+	analyzer := explain.NewAnalyzer(&explain.Snapshot{Claims: pending, Volumes: volumes, Classes: classes, Now: t})
 	for _, claim := range pending {
 		name, ok := analyzer.WouldBind(claim)
 		if !ok {

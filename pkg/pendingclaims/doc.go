@@ -3,7 +3,7 @@
 // (spec.volumeName names a volume free for them, or a volume's claimRef names them) or because an
 // unbound volume fits them. Neither is a claim waiting for its provisioner or its first consumer:
 // those are normal. A claim counts exactly when `kubectl pvc-why` would say BindPending: the
-// collector runs pvc-why's analysis (pkg/pvcwhy), which asks the binder's own volume index. The alerts of deploy/monitoring read the two gauges it exports; the binder
+// collector runs the explanation logic it shares with kubectl pvc-why (pkg/explain), which asks the binder's own volume index. The alerts of deploy/monitoring read the two gauges it exports; the binder
 // registers it once it leads (standbys have no caches), and it reports nothing until the caches
 // have synced.
 //

@@ -28,10 +28,10 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/fastpv/pv-controller-manager/pkg/loadgen/result"
+	"github.com/fastpv/pv-controller-manager/test/harness/loadgen/result"
 )
 
-// The types pv-load writes (pkg/loadgen/result), read as they are written.
+// The types pv-load writes (test/harness/loadgen/result), read as they are written.
 type (
 	sample  = result.Sample
 	ceiling = result.Ceiling

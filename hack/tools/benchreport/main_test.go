@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fastpv/pv-controller-manager/pkg/loadgen/result"
+	"github.com/fastpv/pv-controller-manager/test/harness/loadgen/result"
 )
 
 func TestFloor(t *testing.T) {

@@ -1,0 +1,187 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+func testClaim(name string, uid types.UID, volume string, phase v1.PersistentVolumeClaimPhase) *v1.PersistentVolumeClaim {
+	return &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "t", UID: uid},
+		Spec: v1.PersistentVolumeClaimSpec{VolumeName: volume, StorageClassName: ptr.To(""),
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}},
+		Status: v1.PersistentVolumeClaimStatus{Phase: phase},
+	}
+}
+
+func testVolume(name string, claim string, uid types.UID, phase v1.PersistentVolumePhase) *v1.PersistentVolume {
+	v := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		Status:     v1.PersistentVolumeStatus{Phase: phase},
+	}
+	if claim != "" {
+		v.Spec.ClaimRef = &v1.ObjectReference{Namespace: "t", Name: claim, UID: uid}
+	}
+	return v
+}
+
+func violations(c *checker) string {
+	v, _, _, _, _ := c.result()
+	return strings.Join(v, "\n")
+}
+
+func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
+	c := newChecker(testClasses)
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
+	if got := violations(c); got != "" {
+		t.Fatalf("one claim: %s", got)
+	}
+	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
+	if got := violations(c); !strings.Contains(got, "[a b] are all Bound to volume pv") {
+		t.Fatalf("two claims Bound to one volume: %q", got)
+	}
+}
+
+func TestCheckerReleasedRetainNeverBoundAgain(t *testing.T) {
+	c := newChecker(testClasses)
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeReleased))
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound)) // the same claim's stale copy: counted elsewhere
+	if got := violations(c); got != "" {
+		t.Fatalf("same UID: %s", got)
+	}
+	c.onVolume(testVolume("pv", "a2", "ua2", v1.VolumeBound))
+	if got := violations(c); !strings.Contains(got, "Released from claim UID ua") {
+		t.Fatalf("rebound to another claim: %q", got)
+	}
+}
+
+// A condition a correct binder passes through counts only when it persists, or once settled.
+func TestCheckerPersistingConditions(t *testing.T) {
+	c := newChecker(testClasses)
+	c.onVolume(testVolume("pv1", "a", "ua", v1.VolumeBound))
+	c.onVolume(testVolume("pv2", "a", "ua", v1.VolumeBound))
+	c.scan(false)
+	if got := violations(c); got != "" {
+		t.Fatalf("just seen: %s", got)
+	}
+	c.since["two-volumes/ua"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); !strings.Contains(got, "2 Bound volumes") {
+		t.Fatalf("persisting: %q", got)
+	}
+}
+
+func TestCheckerSettledLiveness(t *testing.T) {
+	c := newChecker(testClasses)
+	c.onClaim(testClaim("m", "um", "", v1.ClaimPending), false)
+	c.onVolume(testVolume("big", "", "", v1.VolumeAvailable))
+	c.scan(true)
+	if got := violations(c); !strings.Contains(got, "claim m is Pending although volume big is Available and fits") {
+		t.Fatalf("liveness: %q", got)
+	}
+	c = newChecker(testClasses)
+	c.onClaim(testClaim("p", "up", "gone", v1.ClaimPending), false)
+	c.onVolume(testVolume("released", "x", "ux", v1.VolumeReleased))
+	c.scan(true)
+	if got := violations(c); got != "" {
+		t.Fatalf("nothing fits: %s", got)
+	}
+}
+
+// The index of Bound claims follows updates and deletes: a claim that left a volume does not
+// count against the next claim Bound to it.
+func TestCheckerIndexForgetsClaimsThatLeft(t *testing.T) {
+	c := newChecker(testClasses)
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimBound), false)
+	c.onClaim(testClaim("a", "ua", "pv", v1.ClaimLost), false) // not Bound any more
+	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
+	c.lock.Lock()
+	c.unindex("b") // as the informer's delete handler does
+	delete(c.claims, "b")
+	c.lock.Unlock()
+	c.onClaim(testClaim("c", "uc", "pv", v1.ClaimBound), false)
+	if got := violations(c); got != "" {
+		t.Fatalf("one claim Bound at a time: %s", got)
+	}
+	c.onClaim(testClaim("d", "ud", "pv", v1.ClaimBound), false)
+	if got := violations(c); !strings.Contains(got, "[c d] are all Bound to volume pv") {
+		t.Fatalf("c and d on one volume: %q", got)
+	}
+}
+
+func TestCheckerBoundClaimOnAVolumeThatDoesNotFit(t *testing.T) {
+	c := newChecker(testClasses)
+	claim := testClaim("a", "ua", "pv", v1.ClaimBound)
+	claim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
+	c.onClaim(claim, false)
+	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound))
+	c.scan(true)
+	if got := violations(c); !strings.Contains(got, "does not fit: capacity 1Gi < request 2Gi") {
+		t.Fatalf("a 2Gi claim on a 1Gi volume: %q", got)
+	}
+}
+
+func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
+	c := newChecker(testClasses)
+	claim := testClaim("a", "ua", "", v1.ClaimPending)
+	claim.Spec.StorageClassName = ptr.To(testClasses.provisioned)
+	c.onClaim(claim, false)
+	wffc := testClaim("w", "uw", "", v1.ClaimPending)
+	wffc.Spec.StorageClassName = ptr.To(testClasses.wffc)
+	c.onClaim(wffc, false)
+	c.onVolume(testVolume("free", "", "", v1.VolumeAvailable)) // class "": fits neither
+	c.scan(true)
+	got := violations(c)
+	if !strings.Contains(got, "claim a is Pending although it was never handed to its provisioner") {
+		t.Fatalf("a provisioned claim without the annotation: %q", got)
+	}
+	if strings.Contains(got, "claim w") || strings.Contains(got, "free") {
+		t.Fatalf("a WaitForFirstConsumer claim is the scheduler's, and a class \"\" volume fits neither: %q", got)
+	}
+}
+
+var testClasses = runClasses("t")
+
+// The 30-minute run of 2026-12-02 (seed 20261202, ours): after an apiserver restart the checker's
+// volume cache still showed 9 freshly bound volumes without claimRef while their claims were Bound;
+// the binder had written each claimRef once and never cleared it. A condition only counts if a live
+// read shows it too; otherwise it is checker lag, and watched again.
+func TestCheckerConfirmsPersistingConditionsWithALiveRead(t *testing.T) {
+	stale := testVolume("pv", "", "", v1.VolumeAvailable) // what the lagging cache shows
+	live := testVolume("pv", "a", "ua", v1.VolumeBound)   // what the apiserver has
+	claim := testClaim("a", "ua", "pv", v1.ClaimBound)
+
+	c := newChecker(testClasses)
+	c.onClaim(claim, false)
+	c.onVolume(stale)
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": live}, nil
+	}
+	c.scan(false)
+	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); got != "" {
+		t.Fatalf("a condition the live read does not show counted: %s", got)
+	}
+	if c.lagged() != 1 {
+		t.Errorf("checker lag %d, want 1", c.lagged())
+	}
+
+	// The same condition, and the apiserver shows it too: a violation.
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": stale}, nil
+	}
+	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	c.scan(false)
+	if got := violations(c); !strings.Contains(got, "claim a is Bound to volume pv whose claimRef is <none>") {
+		t.Fatalf("a confirmed condition: %q", got)
+	}
+}

@@ -1,0 +1,14 @@
+// Package cluster is the cluster torture (make torture-cluster, docs/maintainers/torture.md):
+// on a real local cluster, a binder under test runs behind a fault-injecting proxy
+// (test/harness/faultproxy), as two replicas that are SIGKILLed again and again, while a seeded random
+// workload creates and deletes claims and volumes of several shapes. An invariant checker watches
+// every claim and volume from its own client, directly against the apiserver, during the run and
+// once it has settled. Both arms run the same seed: ours (pv-controller-manager) and upstream's
+// binder (kube-controller-manager running only persistentvolume-binder-controller, built from the
+// same k8s.io/kubernetes release).
+//
+// Files: arms.go (the binder processes), workload.go (the operations), checker.go (the
+// invariants), controlplane.go (crashes of the apiserver and etcd; kube-scheduler and KCM started
+// again when they exit, as a kubelet would), placement.go (a settled run's WaitForFirstConsumer
+// pods placed), run.go (one arm: faults, kills, settling), report.go (both arms side by side).
+package cluster
