@@ -1,4 +1,4 @@
-# For users who build with a container engine. Equivalent to `make image` (hack/tools/image), which
+# For users who build with a container engine. Equivalent to `make image` (hack/cmd/image), which
 # builds the same image without an engine: FROM scratch, the static binaries (the binder and the
 # kubectl plugin kubectl-pvc_why), uid 65532.
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t pv-controller-manager:dev .

@@ -92,7 +92,7 @@ IMAGE_REPO ?= $(REGISTRY)/pv-controller-manager
 IMAGE      ?= $(IMAGE_REPO):$(IMAGE_TAG)
 .PHONY: image
 image: build ## Image tarball without a container engine (go-containerregistry): _output/image/pv-controller-manager.tar, IMAGE=...
-	cd hack/tools/image && GOWORK=off CGO_ENABLED=0 GOFLAGS= go run . --tag $(IMAGE) \
+	cd hack/cmd/image && GOWORK=off CGO_ENABLED=0 GOFLAGS= go run . --tag $(IMAGE) \
 		--file $(BIN_DIR)/pv-controller-manager=usr/local/bin/pv-controller-manager \
 		--file $(BIN_DIR)/kubectl-pvc_why=usr/local/bin/kubectl-pvc_why \
 		--out $(IMAGE_TAR) --version $(VERSION) --revision $(COMMIT)
@@ -159,13 +159,13 @@ torture-ci: ## The model torture for TORTURE_CI_DURATION (2m) on seeds from the 
 
 .PHONY: torture-cluster
 torture-cluster: $(RELEASE_GEN) ## The cluster torture: both arms behind a fault proxy on a local cluster, replicas, apiserver and etcd killed (TORTURE_CLUSTER_DURATION=5m per arm); _output/torture-cluster/report.md
-	$(DETECTORS) hack/cluster/torture-cluster.sh
+	$(DETECTORS) hack/torture/torture-cluster.sh
 
 .PHONY: torture-cluster-short
 # CI checks ours alone (TORTURE_CLUSTER_SHORT_ARMS=upstream,ours adds upstream's arm to compare with).
 TORTURE_CLUSTER_SHORT_ARMS ?= ours
 torture-cluster-short: $(RELEASE_GEN) ## The cluster torture as CI runs it: ours, 90 s of faults (the control plane crashed every ~30 s), seed from the clock, no recovery runs
-	$(DETECTORS) TORTURE_ARMS=$(TORTURE_CLUSTER_SHORT_ARMS) TORTURE_CLUSTER_DURATION=90s TORTURE_FLAGS="--mode=torture --restart-every=30s --compact-every=20s $(TORTURE_FLAGS)" hack/cluster/torture-cluster.sh
+	$(DETECTORS) TORTURE_ARMS=$(TORTURE_CLUSTER_SHORT_ARMS) TORTURE_CLUSTER_DURATION=90s TORTURE_FLAGS="--mode=torture --restart-every=30s --compact-every=20s $(TORTURE_FLAGS)" hack/torture/torture-cluster.sh
 
 INTEGRATION_FLAGS ?=
 # INTEGRATION_STRESS=0 runs upstream's settings only (CI; the 15s/1000 pass is a release-time check).
@@ -192,8 +192,8 @@ monitoring: ## Regenerate deploy/monitoring (alerts, dashboard) from hack/monito
 	cd hack/monitoring && GOWORK=off go run . -out ../../deploy/monitoring -selector '$(MONITORING_SELECTOR)'
 
 .PHONY: recipes
-recipes: ## Regenerate deploy/cluster-api/kubeadm-control-plane.yaml from deploy/ (hack/tools/capi; Cluster API's types)
-	cd hack/tools/capi && GOWORK=off go run .
+recipes: ## Regenerate deploy/cluster-api/kubeadm-control-plane.yaml from deploy/ (hack/cmd/capi; Cluster API's types)
+	cd hack/cmd/capi && GOWORK=off go run .
 
 .PHONY: verify-releases
 verify-releases: ## make verify for every other carried release (releases/, docs/maintainers/patches-and-releases.md)
@@ -246,12 +246,12 @@ demo: $(RELEASE_GEN) ## The seed workload on the local cluster: DEMO_COUNT pre-b
 		--with-pods --count $(DEMO_COUNT) --concurrency $(DEMO_CONCURRENCY)
 
 .PHONY: bench
-bench: $(RELEASE_GEN) ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm, write ceiling, report.md + CDF PNGs (hack/cluster/bench.sh)
-	hack/cluster/bench.sh
+bench: $(RELEASE_GEN) ## Side-by-side benchmark, upstream KCM vs ours, fresh cluster per arm, write ceiling, report.md + CDF PNGs (hack/bench/bench.sh)
+	hack/bench/bench.sh
 
 .PHONY: bench-quick
 bench-quick: $(RELEASE_GEN) ## Small-N smoke run of the benchmark (100 pairs) into _output/bench-quick
-	hack/cluster/bench.sh --quick
+	hack/bench/bench.sh --quick
 
 E2E_FLAGS ?= --label-filter='!slow && !node'
 .PHONY: e2e
@@ -280,11 +280,11 @@ e2e-shadow: $(RELEASE_GEN) ## Shadow mode (--shadow) beside KCM's binder, on its
 
 .PHONY: bench-shadow
 bench-shadow: $(RELEASE_GEN) build ## Shadow mode beside KCM's binder at COUNT (1000) claims per scenario: agreement, lead, dry-run writes per claim, KCM's time alone and beside it; _output/bench-shadow/report.md
-	hack/cluster/bench-shadow.sh
+	hack/bench/bench-shadow.sh
 
 .PHONY: bench-scale
 bench-scale: $(RELEASE_GEN) build ## A binder on a large settled cluster, both arms on one population (RESIDENT=10000, FRESH, IDLE=5m, FAILOVER=1): sync time, fresh binds, idle CPU, memory, failover; _output/bench-scale/
-	hack/cluster/bench-scale.sh
+	hack/bench/bench-scale.sh
 
 .PHONY: e2e-slow
 e2e-slow: ## The whole e2e suite, slow specs included (1000 pairs)

@@ -10,13 +10,13 @@ VENDORED_SUBPKGS=(metrics testing)
 
 # Every Go module of the repository, written once: hack/verify/verify-gomod.sh keeps them tidy and
 # checks that no go.mod is missing here.
-GO_MODULES=(. hack/monitoring hack/tools hack/tools/etcd hack/tools/image hack/tools/benchreport hack/tools/capi hack/tools/docscheck hack/tools/e2eparity hack/tools/kind-lb hack/tools/krew hack/tools/registry hack/tools/runc-dropcap test/e2e test/upstream-e2e)
+GO_MODULES=(. hack/monitoring hack/tools hack/tools/etcd hack/tools/registry hack/cmd/benchreport hack/cmd/capi hack/cmd/docscheck hack/cmd/e2eparity hack/cmd/image hack/cmd/kind-lb hack/cmd/krew hack/cmd/runc-dropcap test/e2e test/upstream-e2e)
 # The modules that build upstream code, pinned to the release's k8s.io/kubernetes (pin-kubernetes.sh).
 K8S_MODULES=(. hack/tools test/upstream-e2e)
 # The modules whose go.mod a release line carries (releases/<line>/{go.mod, tools/, etcd/}).
 RELEASE_MODULES=(. hack/tools hack/tools/etcd)
 # Our small tools with tests of their own (make test).
-TESTED_TOOL_MODULES=(hack/monitoring hack/tools/benchreport hack/tools/capi hack/tools/docscheck hack/tools/e2eparity hack/tools/kind-lb hack/tools/krew hack/tools/runc-dropcap)
+TESTED_TOOL_MODULES=(hack/monitoring hack/cmd/benchreport hack/cmd/capi hack/cmd/docscheck hack/cmd/e2eparity hack/cmd/kind-lb hack/cmd/krew hack/cmd/runc-dropcap)
 
 # Tool versions not pinned by a go.mod, written once (an environment variable of the same name wins).
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"

@@ -11,7 +11,7 @@
 #   registry                      hack/tools/registry/go.mod (CNCF Distribution; make e2e-kind, push; not in the default set)
 #   local-path-provisioner        LOCAL_PATH_VERSION (hack/lib.sh) (upstream e2e's default StorageClass; not in the default set)
 #   kube-state-metrics            KUBE_STATE_METRICS_VERSION (hack/lib.sh) (make e2e-kind's Prometheus; not in the default set)
-#   crane                         hack/tools/image/go.mod (go-containerregistry; make push, e2e-kind; not in the default set)
+#   crane                         hack/cmd/image/go.mod (go-containerregistry; make push, e2e-kind; not in the default set)
 # Usage: hack/cluster/build-tools.sh [name...]   (default: all)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -82,8 +82,8 @@ for name in "${want[@]}"; do
       env GOBIN="${TOOLS_BIN}" go install -trimpath -ldflags '-s -w' "k8s.io/kube-state-metrics/v2@${KUBE_STATE_METRICS_VERSION}"
     ;;
   crane)
-    build crane "$(cd "${tools_dir}/image" && go list -m -f '{{.Version}}' github.com/google/go-containerregistry)" \
-      bash -c "cd '${tools_dir}/image' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/crane' github.com/google/go-containerregistry/cmd/crane"
+    build crane "$(cd "${REPO_ROOT}/hack/cmd/image" && go list -m -f '{{.Version}}' github.com/google/go-containerregistry)" \
+      bash -c "cd '${REPO_ROOT}/hack/cmd/image' && go build -trimpath -ldflags '-s -w' -o '${TOOLS_BIN}/crane' github.com/google/go-containerregistry/cmd/crane"
     ;;
   ginkgo)
     build ginkgo "$(modversion hack/tools github.com/onsi/ginkgo/v2)" \

@@ -3,7 +3,7 @@
 # docker.io (apt-get, root) and starts dockerd. kind's nodes are privileged containers; a privileged
 # container asks for every capability, and runc fails ("unable to apply caps") where the machine's
 # bounding set lacks one (this project's CI lacks CAP_SYS_RESOURCE). Only then (detected from
-# /proc/self/status, not assumed) dockerd gets runc-dropcap (hack/tools/runc-dropcap) as its default
+# /proc/self/status, not assumed) dockerd gets runc-dropcap (hack/cmd/runc-dropcap) as its default
 # runtime, which removes the capabilities the machine cannot grant before it execs runc.
 #   hack/e2e/docker-setup.sh          ensure a working engine (idempotent)
 #   hack/e2e/docker-setup.sh down     stop a dockerd this script started
@@ -95,7 +95,7 @@ up() {
   local args=()
   if [[ -n "${missing}" ]]; then
     echo "docker-setup.sh: the bounding set lacks capabilities ${missing}(see /proc/self/status CapBnd): default runtime runc-dropcap"
-    (cd "${REPO_ROOT}/hack/tools/runc-dropcap" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${DROPCAP_BIN}" .)
+    (cd "${REPO_ROOT}/hack/cmd/runc-dropcap" && GOWORK=off CGO_ENABLED=0 go build -trimpath -o "${DROPCAP_BIN}" .)
     args+=(--add-runtime "runc-dropcap=${DROPCAP_BIN}" --default-runtime runc-dropcap)
   fi
   start_containerd

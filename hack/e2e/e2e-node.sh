@@ -66,7 +66,7 @@ echo "e2e-node: building tools and images"
 hack/cluster/build-tools.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl kubelet ginkgo >/dev/null
 make --no-print-directory build rollout-tool >/dev/null
 go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
-mkimage() { (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . "$@"); }
+mkimage() { (cd hack/cmd/image && GOWORK=off CGO_ENABLED=0 go run . "$@"); }
 k8s_dir="$(upstream_dir "$(upstream_tag)")"
 gcc -Os -static -o "${WORK}/pause" "${k8s_dir}/build/pause/linux/pause.c"
 mkimage --file "${WORK}/pause=/pause" --entrypoint /pause --user 65535:65535 --title pause \

@@ -36,18 +36,18 @@ kind_dir="$(cd hack/tools && go mod download -json "sigs.k8s.io/kind@${KIND_VERS
 k8s_dir="$(cd hack/tools && go list $(module_flags hack/tools) -m -f '{{.Dir}}' k8s.io/kubernetes)"
 
 key="$( {
-  cat "${BASH_SOURCE[0]}" hack/e2e/kind/* hack/tools/runc-dropcap/*.go hack/tools/kind-lb/*.go hack/tools/image/*.go
+  cat "${BASH_SOURCE[0]}" hack/e2e/kind/* hack/cmd/runc-dropcap/*.go hack/cmd/kind-lb/*.go hack/cmd/image/*.go
   echo "${SUITE} ${MIRROR} ${PACKAGES} ${CRI_TOOLS_VERSION} ${KIND_VERSION} ${k8s_version} ${etcd_version}"
 } | sha256sum | cut -c1-12)"
 IMAGE="${KIND_NODE_IMAGE_NAME:-pv-controller-manager.local/kind-node}:${k8s_version}-${key}"
-mkimage() { (cd hack/tools/image && go run . "$@" >/dev/null); }
+mkimage() { (cd hack/cmd/image && go run . "$@" >/dev/null); }
 
 # The load balancer of a multi-control-plane cluster: kind runs the Envoy image its source names;
-# offline, that name gets hack/tools/kind-lb (Envoy's file-based config, TCP proxy) + busybox.
+# offline, that name gets hack/cmd/kind-lb (Envoy's file-based config, TCP proxy) + busybox.
 lb_image="$(sed -n 's/^const Image = "\(.*\)"/\1/p' "${kind_dir}/pkg/cluster/internal/loadbalancer/const.go")"
 if [[ "$(docker image inspect -f '{{ index .Config.Labels "org.opencontainers.image.revision" }}' "${lb_image}" 2>/dev/null)" != "${key}" ]]; then
   mkdir -p "${WORK}"
-  (cd hack/tools/kind-lb && go build -trimpath -ldflags '-s -w' -o "${WORK}/kind-lb" .)
+  (cd hack/cmd/kind-lb && go build -trimpath -ldflags '-s -w' -o "${WORK}/kind-lb" .)
   busybox="$(busybox_static)"
   links=()
   for a in sh cp mv mkdir chmod cat echo sleep ls rm true; do links+=(--symlink "bin/${a}=/bin/busybox"); done
@@ -101,7 +101,7 @@ install -m 0644 hack/e2e/kind/default-storage.yaml "${root}/kind/manifests/"
 ln -sfn /usr/lib/cni "${root}/opt/cni/bin"
 # kind's units start containerd from /usr/local/bin; Debian installs it in /usr/bin.
 ln -sf /usr/bin/containerd "${root}/usr/local/bin/containerd"
-(cd hack/tools/runc-dropcap && go build -trimpath -o "${root}/usr/local/sbin/runc" .)
+(cd hack/cmd/runc-dropcap && go build -trimpath -o "${root}/usr/local/sbin/runc" .)
 for b in kubeadm kubelet kubectl; do install -m 0755 "${TOOLS_BIN}/${b}" "${root}/usr/bin/${b}"; done
 GOBIN="${WORK}/bin" go install -trimpath -ldflags '-s -w' "sigs.k8s.io/cri-tools/cmd/crictl@${CRI_TOOLS_VERSION}"
 install -m 0755 "${WORK}/bin/crictl" "${root}/usr/local/bin/crictl"

@@ -33,7 +33,7 @@ up() {
   if ! docker image inspect "${image}" >/dev/null 2>&1; then
     local tar="${REPO_ROOT}/_output/registry/registry.tar"
     mkdir -p "$(dirname "${tar}")"
-    (cd hack/tools/image && GOWORK=off go run . --file "${TOOLS_BIN}/registry=/bin/registry" \
+    (cd hack/cmd/image && GOWORK=off go run . --file "${TOOLS_BIN}/registry=/bin/registry" \
       --file "${REPO_ROOT}/hack/tools/registry/config.yml=/etc/distribution/config.yml" \
       --entrypoint /bin/registry,serve,/etc/distribution/config.yml --user 0:0 --title registry \
       --version "${version}" --tag "${image}" --out "${tar}" >/dev/null)

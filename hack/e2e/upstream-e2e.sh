@@ -126,7 +126,7 @@ prepare() {
   printf '%s/e2e-test-images/busybox:%s\n%s/local-path-provisioner:%s\n' "${registry}" "${busybox_tag}" "${registry}" "${LOCAL_PATH_VERSION}" >"${out}/images.txt"
 }
 
-mkimage() { (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 go run . "$@" >/dev/null); }
+mkimage() { (cd hack/cmd/image && GOWORK=off CGO_ENABLED=0 go run . "$@" >/dev/null); }
 
 kubectl() { "${TOOLS_BIN}/kubectl" --kubeconfig "${KUBECONFIG:?}" "$@"; }
 
@@ -190,7 +190,7 @@ run() {
 }
 
 report() {
-  (cd hack/tools/e2eparity && GOWORK=off go run . -out "${out}/parity.md" "${out}"/upstream.xml "${out}"/ours.xml)
+  (cd hack/cmd/e2eparity && GOWORK=off go run . -out "${out}/parity.md" "${out}"/upstream.xml "${out}"/ours.xml)
 }
 
 case "${1:-}" in

@@ -10,7 +10,7 @@
 # linux and darwin, amd64 and arm64:
 #   kubectl-pvc_why_<VERSION>_<os>_<arch>.tar.gz              kubectl-pvc_why, LICENSE (what krew installs)
 # then SHA256SUMS over all of them and pvc-why.yaml, the krew Plugin manifest made from those sums
-# (hack/tools/krew) and checked by krew's validate-krew-manifest; then krew itself installs each
+# (hack/cmd/krew) and checked by krew's validate-krew-manifest; then krew itself installs each
 # plugin archive with that manifest (offline, --archive), and, as root, the default release's image is
 # imported into a private containerd and run (hack/e2e/check-image.sh; DIST_CHECK_IMAGE=0 skips it).
 # Reproducible: binaries are built with -trimpath and stamped only with VERSION and the commit;
@@ -59,7 +59,7 @@ for release in ${RELEASES}; do
   done
   image="pv-controller-manager_${VERSION}_k8s${release#v}.oci.tar"
   say "${image}"
-  (cd hack/tools/image && GOWORK=off CGO_ENABLED=0 GOFLAGS= go run . --format oci --arch amd64,arm64 \
+  (cd hack/cmd/image && GOWORK=off CGO_ENABLED=0 GOFLAGS= go run . --format oci --arch amd64,arm64 \
     --tag "${IMAGE_REPO}:${VERSION}-k8s${release#v}" \
     --file "${stage}/pv-controller-manager_${VERSION}_k8s${release#v}_linux_{arch}/bin/pv-controller-manager=usr/local/bin/pv-controller-manager" \
     --file "${stage}/pv-controller-manager_${VERSION}_k8s${release#v}_linux_{arch}/bin/kubectl-pvc_why=usr/local/bin/kubectl-pvc_why" \
@@ -79,7 +79,7 @@ done
 
 (cd "${out}" && sha256sum -- *.tar.gz *.oci.tar >SHA256SUMS)
 say "krew manifest"
-(cd hack/tools/krew && GOWORK=off go run . --sums "${out}/SHA256SUMS" --version "${VERSION}" --out "${out}/pvc-why.yaml" &&
+(cd hack/cmd/krew && GOWORK=off go run . --sums "${out}/SHA256SUMS" --version "${VERSION}" --out "${out}/pvc-why.yaml" &&
   GOWORK=off go tool validate-krew-manifest -manifest "${out}/pvc-why.yaml" -skip-install 2>&1 | tail -1)
 
 # What krew will extract, and what each binary is.
@@ -93,7 +93,7 @@ say "krew install --manifest --archive, each platform"
 krew_root="${stage}/krew"
 for os in linux darwin; do
   for arch in amd64 arm64; do
-    KREW_ROOT="${krew_root}/${os}_${arch}" KREW_OS="${os}" KREW_ARCH="${arch}" GOWORK=off go -C hack/tools/krew tool krew \
+    KREW_ROOT="${krew_root}/${os}_${arch}" KREW_OS="${os}" KREW_ARCH="${arch}" GOWORK=off go -C hack/cmd/krew tool krew \
       install --manifest "${out}/pvc-why.yaml" --archive "${out}/kubectl-pvc_why_${VERSION}_${os}_${arch}.tar.gz" >/dev/null 2>&1 ||
       { echo "dist.sh: krew could not install the ${os}/${arch} plugin" >&2; exit 1; }
   done

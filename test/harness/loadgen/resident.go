@@ -29,7 +29,7 @@ func (resident) Help() string {
 	return "N pairs written Bound on both sides without a binder, and N/10 free Available PVs: a settled cluster (make bench-scale)"
 }
 
-// Bench: not in make bench's set; make bench-scale (hack/cluster/bench-scale.sh) runs it.
+// Bench: not in make bench's set; make bench-scale (hack/bench/bench-scale.sh) runs it.
 func (resident) Bench() Bench { return Bench{Counts: "COUNT"} }
 
 func (resident) Shape(c *Config, i int, claim *v1.PersistentVolumeClaim, _ *v1.PersistentVolume) {

@@ -38,7 +38,7 @@ type Scenario interface {
 	CheckBind(c *Config, claim *v1.PersistentVolumeClaim) string
 }
 
-// Bench is how make bench (hack/cluster/bench.sh) runs a scenario.
+// Bench is how make bench (hack/bench/bench.sh) runs a scenario.
 type Bench struct {
 	// Counts names bench.sh's variable with the run's claim counts: COUNT (default),
 	// PVC_FIRST_COUNT or PREBOUND_COUNTS.

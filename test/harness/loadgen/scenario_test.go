@@ -15,7 +15,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: no help", s.Name())
 		}
 		if b := s.Bench(); !slices.Contains([]string{"COUNT", "PVC_FIRST_COUNT", "PREBOUND_COUNTS"}, b.Counts) {
-			t.Errorf("%s: bench counts %q is not a variable of hack/cluster/bench.sh", s.Name(), b.Counts)
+			t.Errorf("%s: bench counts %q is not a variable of hack/bench/bench.sh", s.Name(), b.Counts)
 		} else if b.Default {
 			defaults = append(defaults, s.Name())
 		}

@@ -1,4 +1,4 @@
-module github.com/fastpv/pv-controller-manager/hack/tools/krew
+module github.com/fastpv/pv-controller-manager/hack/cmd/krew
 
 go 1.26.0
 

@@ -1,6 +1,6 @@
 package main
 
-// Where the machine's cores went during a run: hack/cluster/bench.sh writes RUN.cpu.json (CPU
+// Where the machine's cores went during a run: hack/bench/bench.sh writes RUN.cpu.json (CPU
 // seconds of each control-plane process, our binder and the whole machine, /proc, from before the
 // load to after it), so a run that falls short of the apiserver's floor shows who had the cores.
 

@@ -1,4 +1,4 @@
-module github.com/fastpv/pv-controller-manager/hack/tools/capi
+module github.com/fastpv/pv-controller-manager/hack/cmd/capi
 
 go 1.26.0
 

@@ -6,7 +6,7 @@
 //	go run . count-writes AUDIT_LOG   (writes to PVs and claims by client, JSON: RUN.writes.json)
 //
 // DIR holds, per run, SCENARIO-qpsQPS-ARM.json (pv-load's result) and SCENARIO-qpsQPS-ARM.meta.json
-// (hack/cluster/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
+// (hack/bench/bench.sh: writes, conflicts, CPU, RSS), and write-ceiling.json (pv-load --scenario write-ceiling).
 package main
 
 import (
@@ -79,12 +79,12 @@ func lowerBoundOf(up, ours run) string {
 // load generator gave up (LOAD_TIMEOUT). Per-bind figures divide by it.
 func (r run) binds() int { return r.result.Count - r.result.Unbound }
 
-// Arms: upstream, ours, and variants of either (ours+NAME, upstream+NAME: hack/cluster/bench.sh's ARMS).
+// Arms: upstream, ours, and variants of either (ours+NAME, upstream+NAME: hack/bench/bench.sh's ARMS).
 var runFile = regexp.MustCompile(`^(.+-qps[0-9]+)-((?:upstream|ours)(?:\+[A-Za-z0-9_]+)?)\.json$`)
 
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == "count-writes" {
-		// hack/cluster/bench.sh, after each run: the audit log's writes by client, as JSON.
+		// hack/bench/bench.sh, after each run: the audit log's writes by client, as JSON.
 		counts, err := countAuditWrites(os.Args[2])
 		if err != nil {
 			log.Fatal(err)
@@ -98,7 +98,7 @@ func main() {
 		log.Fatal("usage: benchreport DIR | benchreport count-writes AUDIT_LOG")
 	}
 	dir := os.Args[1]
-	// The raw JSON of a committed run is kept compressed (raw.tar.gz, hack/cluster/bench.sh).
+	// The raw JSON of a committed run is kept compressed (raw.tar.gz, hack/bench/bench.sh).
 	in, err := rawDir(dir)
 	if err != nil {
 		log.Fatal(err)

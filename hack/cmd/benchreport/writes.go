@@ -4,7 +4,7 @@ package main
 // binder's writes by its user agent; a user asking for 4.00 writes per bind counts every
 // client's (apiserver_request_total), which includes KCM's pvc-protection controller writing its
 // Unused condition on each Bound claim (feature PersistentVolumeClaimUnusedSinceTime). These lines
-// tell the two apart, from the audit log (hack/cluster/bench.sh: SCENARIO-...-ARM.writes.json) or,
+// tell the two apart, from the audit log (hack/bench/bench.sh: SCENARIO-...-ARM.writes.json) or,
 // with the audit log off, from the binders' and the apiserver's own counters.
 
 import (

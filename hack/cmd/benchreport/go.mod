@@ -1,4 +1,4 @@
-module github.com/fastpv/pv-controller-manager/hack/tools/benchreport
+module github.com/fastpv/pv-controller-manager/hack/cmd/benchreport
 
 go 1.26.0
 

@@ -1,4 +1,4 @@
-module github.com/fastpv/pv-controller-manager/hack/tools/image
+module github.com/fastpv/pv-controller-manager/hack/cmd/image
 
 go 1.26
 

@@ -22,7 +22,7 @@
 #   how long pv-load waits for every claim to be Bound; a run that times out still reports what was
 #   bound by then, e.g. an arm that cannot finish 100 000 pairs within an hour).
 # --quick: COUNT=100, PVC_FIRST_COUNT=50, QPS_LIST=1000, OUT=_output/bench-quick (a smoke run, minutes).
-# After the runs, hack/tools/benchreport writes OUT/report.md and OUT/cdf-*.png.
+# After the runs, hack/cmd/benchreport writes OUT/report.md and OUT/cdf-*.png.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 if [[ "${1:-}" == "--quick" ]]; then
@@ -43,7 +43,7 @@ mkdir -p "${OUT}" && OUT="$(cd "${OUT}" && pwd)" # benchreport runs elsewhere
 export KWOK_WORKDIR="${KWOK_WORKDIR:-${REPO_ROOT}/_output/kwok}"
 make --no-print-directory build >/dev/null
 go build $(module_flags .) -o "${BIN_DIR}/pv-load" ./test/cmd/pv-load
-(cd hack/tools/benchreport && GOWORK=off go build -o "${BIN_DIR}/benchreport" .)
+(cd hack/cmd/benchreport && GOWORK=off go build -o "${BIN_DIR}/benchreport" .)
 
 cleanup() { CLUSTER_NAME=bench hack/cluster/local-down.sh >/dev/null 2>&1 || true; }
 trap cleanup EXIT
@@ -197,9 +197,12 @@ JSON
   done
 done
 rm -f "${OUT}/.last-run"
-(cd hack/tools/benchreport && GOWORK=off go run . "${OUT}")
-# Results committed under docs/ keep their raw JSON and scrapes as raw.tar.gz, which benchreport reads too.
+(cd hack/cmd/benchreport && GOWORK=off go run . "${OUT}")
+# Results committed under docs/ keep the report, summary and plots; the raw JSON and scrapes go to
+# _output/bench-raw/<run>/ (docs/results keeps no raw data: the run's command makes it again).
 if [[ "${OUT}" == "${REPO_ROOT}/docs/"* ]] && compgen -G "${OUT}/*.json" >/dev/null; then
-  (cd "${OUT}" && tar -czf raw.tar.gz --sort=name --owner=0 --group=0 --mtime=@0 ./*.json $(compgen -G './*.prom') && rm -f ./*.json ./*.prom)
+  raw="${REPO_ROOT}/_output/bench-raw/$(basename "${OUT}")"
+  mkdir -p "${raw}" && mv "${OUT}"/*.json "${raw}/" && { mv "${OUT}"/*.prom "${raw}/" 2>/dev/null || true; }
+  echo "raw data in ${raw}"
 fi
-echo "results in ${OUT} (report.md, cdf-*.png, raw.tar.gz)"
+echo "results in ${OUT} (report.md, summary.txt, cdf-*.png)"

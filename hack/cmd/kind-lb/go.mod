@@ -1,4 +1,4 @@
-module github.com/fastpv/pv-controller-manager/hack/tools/kind-lb
+module github.com/fastpv/pv-controller-manager/hack/cmd/kind-lb
 
 go 1.26.0
 

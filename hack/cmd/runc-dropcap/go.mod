@@ -1,0 +1,3 @@
+module github.com/fastpv/pv-controller-manager/hack/cmd/runc-dropcap
+
+go 1.26.0
