@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // ruleWorseChoice: where upstream's rules give one answer, a matched claim gets that volume.
-const ruleWorseChoice = "choice: a matched claim given another volume where upstream's choice is unique"
+const ruleWorseChoice = invariants.ChoiceWorse
 
 // checkChoice judges a matched bind (the binder writing claim's UID into the claimRef of a
 // volume that named no claim, for a claim without spec.volumeName) against upstream's own rules,
@@ -169,7 +171,7 @@ func excess(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) (ext
 // ruleLargerWhileBetterComing: ours does not give a matched claim a volume while a better one is
 // about to turn Available (patch 0017). Upstream's binder makes no such promise (its claim sees
 // only Available volumes), so only ours' arm is held to it.
-const ruleLargerWhileBetterComing = "choice: a matched claim given a volume while a better one was about to turn Available"
+const ruleLargerWhileBetterComing = invariants.ChoiceLargerWhileBetterComing
 
 // checkBetterComing judges ours' matched bind of chosenBefore to claim against the volumes not
 // Available yet: a free volume (no claimRef, not being deleted, phase "" or Pending) that fits the

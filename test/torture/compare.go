@@ -80,10 +80,10 @@ func (s *summary) add(o, u result) []string {
 			a.injected[k] += v
 		}
 		for _, v := range r.Violations {
-			if a.violations[v.Rule] == 0 {
-				a.firstSeed[v.Rule] = r.Seed
+			if a.violations[string(v.Rule)] == 0 {
+				a.firstSeed[string(v.Rule)] = r.Seed
 			}
-			a.violations[v.Rule]++
+			a.violations[string(v.Rule)]++
 		}
 		if r.Error != "" {
 			fails = append(fails, fmt.Sprintf("%s: %s", r.Arm, r.Error))

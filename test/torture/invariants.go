@@ -7,50 +7,34 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
-// violation is an invariant broken at a commit (RV) or at the end (RV 0).
-type violation struct {
-	Rule   string `json:"rule"`
-	Detail string `json:"detail"`
-	RV     int64  `json:"rv"`
-	At     string `json:"at"` // virtual time since the start
-}
+// violation is an invariant broken at a commit (RV) or at the end (RV 0): test/invariants' type.
+type violation = invariants.Violation
 
-func (v violation) String() string {
-	return fmt.Sprintf("%s at rv %d (+%s): %s", v.Rule, v.RV, v.At, v.Detail)
-}
-
-// The rules. Safety rules are checked at every commit; the settled ones once the run is quiet.
+// The rules (test/invariants). Safety rules are checked at every commit; the settled ones once the
+// run is quiet.
 const (
-	ruleTwoClaimsOnePV     = "one-to-one: two claims Bound to one PV"
-	ruleOneClaimTwoPVs     = "one-to-one: one claim on two Bound PVs"
-	ruleRefsDisagree       = "one-to-one: a Bound claim's PV does not name it"
-	ruleBoundWithoutRef    = "a Bound PV without a claimRef UID"
-	ruleNoFit              = "a Bound claim's PV does not fit it"
-	ruleLostRebound        = "a claim bound again to a re-created PV that does not fit it"
-	rulePreboundElsewhere  = "a claim pre-bound to X bound elsewhere"
-	ruleReservedElsewhere  = "a PV reserving claim C bound to another claim"
-	ruleRetainedRebound    = "a Released volume with Retain bound again"
-	ruleBoundLost          = "a Bound claim lost a volume that still names it"
-	ruleBoundTakenAway     = "a Bound volume's claimRef changed while its claim is Bound to it"
-	ruleVolumeNameChanged  = "a claim's spec.volumeName changed"
-	ruleDeletingClaimBound = "a claim being deleted newly bound"
-	ruleDeletingPVBound    = "a volume being deleted newly bound"
-	ruleReleasedEarly      = "a volume Released while its claim exists"
-	ruleHotLoop            = "a hot loop: one object written again and again against the same version, without back-off"
-	ruleSettledFreeFits    = "liveness: a Pending claim that a free PV fits"
-	ruleSettledPrebound    = "liveness: a pre-bound claim Pending though its PV is free and fits"
-	ruleSettledReserved    = "liveness: a claim Pending though a free PV reserving it fits"
-	ruleSettledProvision   = "liveness: a claim of a provisioning class never bound"
-	ruleSettledHalfBound   = "settled: claim and volume disagree"
-	ruleSettledPVPending   = "settled: a volume still Pending"
-	ruleSettledLostMissing = "settled: a claim Bound to a missing PV"
-	ruleSettledOrphan      = "settled: a volume Bound to a claim that does not exist"
+	ruleTwoClaimsOnePV     = invariants.TwoClaimsOnePV
+	ruleOneClaimTwoPVs     = invariants.OneClaimTwoPVs
+	ruleRefsDisagree       = invariants.RefsDisagree
+	ruleLostRebound        = invariants.LostRebound
+	rulePreboundElsewhere  = invariants.PreboundElsewhere
+	ruleReservedElsewhere  = invariants.ReservedElsewhere
+	ruleRetainedRebound    = invariants.RetainedRebound
+	ruleBoundLost          = invariants.BoundLost
+	ruleBoundTakenAway     = invariants.BoundTakenAway
+	ruleVolumeNameChanged  = invariants.VolumeNameChanged
+	ruleDeletingClaimBound = invariants.DeletingClaimBound
+	ruleDeletingPVBound    = invariants.DeletingPVBound
+	ruleReleasedEarly      = invariants.ReleasedEarly
+	ruleHotLoop            = invariants.HotLoop
+	ruleNoFit              = invariants.NoFit
 )
 
 // checker follows every committed change of one arm's run and checks the safety invariants
@@ -118,33 +102,23 @@ func newChecker() *checker {
 }
 
 // fail records a violation once: a broken state seen again at later commits is the same one.
-func (c *checker) fail(rv int64, rule, format string, args ...any) {
+func (c *checker) fail(rv int64, rule invariants.Rule, format string, args ...any) {
 	detail := fmt.Sprintf(format, args...)
 	if c.seen == nil {
 		c.seen = map[string]bool{}
 	}
-	if c.seen[rule+detail] {
+	if c.seen[string(rule)+detail] {
 		return
 	}
-	c.seen[rule+detail] = true
+	c.seen[string(rule)+detail] = true
 	c.violations = append(c.violations, violation{Rule: rule, Detail: detail, RV: rv, At: time.Since(c.start).String()})
 }
 
-func claimKey(c *v1.PersistentVolumeClaim) string { return c.Namespace + "/" + c.Name }
+func claimKey(c *v1.PersistentVolumeClaim) string { return invariants.ClaimKey(c) }
 
-func refKey(r *v1.ObjectReference) string {
-	if r == nil {
-		return ""
-	}
-	return r.Namespace + "/" + r.Name
-}
+func refKey(r *v1.ObjectReference) string { return invariants.RefKey(r) }
 
-func refUID(pv *v1.PersistentVolume) types.UID {
-	if pv == nil || pv.Spec.ClaimRef == nil {
-		return ""
-	}
-	return pv.Spec.ClaimRef.UID
-}
+func refUID(pv *v1.PersistentVolume) types.UID { return invariants.RefUID(pv) }
 
 // observe is the apiServer's observer: called for each commit, in order, under the store's lock.
 func (c *checker) observe(e event) {
@@ -213,7 +187,7 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		// from) a volume of that name: a re-created volume, or a cache behind the API.
 		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name &&
 			(claim.Status.Phase == v1.ClaimBound || claim.Status.Phase == v1.ClaimLost) {
-			if err := fitsRebind(pv, claim); err != nil {
+			if err := invariants.FitsRebind(pv, claim); err != nil {
 				c.fail(e.RV, ruleLostRebound, "%s (%s) on %s: %v", claimKey(claim), claim.Status.Phase, pv.Name, err)
 			}
 		}
@@ -305,13 +279,11 @@ func (c *checker) observeClaim(e event) {
 			c.fail(e.RV, ruleRefsDisagree, "%s Bound without spec.volumeName", k)
 		case pv == nil:
 			// The user deleted the PV mid-bind: the claim goes Lost (checked once settled).
-		case refUID(pv) != claim.UID:
-			c.fail(e.RV, ruleRefsDisagree, "%s Bound to %s whose claimRef is %s(%s)", k, pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
-		case old.Status.Phase == v1.ClaimLost:
+		case old.Status.Phase == v1.ClaimLost && refUID(pv) == claim.UID:
 			// Checked when the binder wrote the volume's claimRef (observeVolume).
 		default:
-			if err := c.fits(pv, claim); err != nil {
-				c.fail(e.RV, ruleNoFit, "%s on %s: %v", k, pv.Name, err)
+			if v := invariants.CheckBound(claim, pv, c.binding(pv, claim)); v != nil {
+				c.fail(e.RV, v.Rule, "%s", v.Detail)
 			}
 		}
 	}
@@ -348,32 +320,26 @@ func (c *checker) countTransition(e event) {
 
 // checkOneToOne: no two Bound claims on one PV, no claim on two Bound PVs.
 func (c *checker) checkOneToOne(rv int64) {
+	claims := make([]*v1.PersistentVolumeClaim, 0, len(c.claims))
+	for _, claim := range c.claims {
+		claims = append(claims, claim)
+	}
+	pvs := make([]*v1.PersistentVolume, 0, len(c.pvs))
+	for _, pv := range c.pvs {
+		pvs = append(pvs, pv)
+	}
 	// Keyed by the volume's UID at each claim's bind: a claim still Bound to a deleted volume
 	// (its Lost write not made yet) while another claim binds the volume re-created under that
 	// name is not a double bind (the kubelet checks the claimRef's UID); the settled checks find
 	// a claim left Bound that way.
-	onPV := map[string]string{}
-	for _, k := range c.sortedClaims() {
-		claim := c.claims[k]
-		if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName == "" {
-			continue
-		}
-		id := claim.Spec.VolumeName + "/" + string(c.boundTo[claim.UID])
-		if other, ok := onPV[id]; ok {
-			c.fail(rv, ruleTwoClaimsOnePV, "%s and %s both Bound to %s", other, k, claim.Spec.VolumeName)
-		}
-		onPV[id] = k
+	volumeAtBind := func(claim *v1.PersistentVolumeClaim) string {
+		return claim.Spec.VolumeName + "/" + string(c.boundTo[claim.UID])
 	}
-	forClaim := map[types.UID]string{}
-	for _, name := range c.sortedPVs() {
-		pv := c.pvs[name]
-		if pv.Status.Phase != v1.VolumeBound || refUID(pv) == "" {
-			continue
-		}
-		if other, ok := forClaim[refUID(pv)]; ok && !c.reservedByUser(c.pvs[other], pv) {
-			c.fail(rv, ruleOneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other, name, refKey(pv.Spec.ClaimRef), refUID(pv))
-		}
-		forClaim[refUID(pv)] = name
+	for _, v := range invariants.CheckTwoClaimsOnePV(claims, volumeAtBind) {
+		c.fail(rv, v.Rule, "%s", v.Detail)
+	}
+	for _, v := range invariants.CheckOneClaimTwoPVs(pvs, c.reservedByUser) {
+		c.fail(rv, v.Rule, "%s", v.Detail)
 	}
 }
 
@@ -404,211 +370,35 @@ func (c *checker) sortedPVs() []string {
 	return keys
 }
 
-// fits says whether pv may serve claim, by this file's own code and the documented contract of
-// each way to bind (docs/maintainers/torture.md): a claim pre-bound by spec.volumeName gets a PV of its class,
-// size, volume mode and access modes ("Reserving a PersistentVolume": the control plane still
-// checks them); a PV reserving its claim by claimRef is checked for size, volume mode and access
-// modes, not the class (upstream returns a volume bound to the claim before it compares classes);
-// when both name each other nothing is checked (the user bound them); a claim the binder matched
-// also gets its selector; node affinity when kube-scheduler selected a node.
-func (c *checker) fits(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+// binding is how users asked for pv and claim to be bound, from what the checker recorded when
+// each was created or a user wrote it.
+func (c *checker) binding(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) invariants.Binding {
 	_, prebound := c.userPrebound[claim.UID]
-	reserved := c.userReserved[pv.UID] == claimKey(claim)
-	if prebound && reserved || c.userBound[pv.UID] == claim.UID {
-		// Both objects name each other: the user bound them, the binder only completes it
-		// (upstream syncUnboundClaim: "volume already bound to this claim; finish the binding";
-		// syncBoundClaim: "claim is already correctly bound" for a volume created with the UID of
-		// a claim that names it: seed 1796398784801077566).
-		return nil
+	return invariants.Binding{
+		Prebound:  prebound,
+		Reserved:  c.userReserved[pv.UID] == claimKey(claim),
+		UserBound: c.userBound[pv.UID] == claim.UID,
 	}
-	if err := fitsReserved(pv, claim); err != nil {
-		return err
-	}
-	if err := fitsClass(pv, claim); err != nil && (prebound || !reserved) {
-		return err
-	}
-	if !prebound && !reserved && claim.Spec.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(claim.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(pv.Labels)) {
-			return fmt.Errorf("labels %v do not match the selector %v", pv.Labels, claim.Spec.Selector.MatchLabels)
-		}
-	}
-	if node := claim.Annotations[annSelectedNode]; node != "" && affinityNode(pv) != "" && affinityNode(pv) != node {
-		if reserved {
-			return fmt.Errorf("the volume is on %s, the claim's pod on %s (the volume reserves the claim by claimRef)", affinityNode(pv), node)
-		}
-		return fmt.Errorf("the volume is on %s, the claim's pod on %s", affinityNode(pv), node)
-	}
-	return nil
 }
 
-// fitsAlways: size, class, volume mode, access modes.
-func fitsAlways(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	if err := fitsClass(pv, claim); err != nil {
-		return err
-	}
-	return fitsReserved(pv, claim)
-}
-
-func fitsClass(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	if pv.Spec.StorageClassName != ptr.Deref(claim.Spec.StorageClassName, "") {
-		return fmt.Errorf("class %q, claim wants %q", pv.Spec.StorageClassName, ptr.Deref(claim.Spec.StorageClassName, ""))
-	}
-	return nil
-}
-
-// fitsReserved is what a PV reserving its claim by claimRef must meet: upstream's contract
-// (FindMatchingVolume returns a volume bound to the claim before it compares classes) checks size,
-// volume mode and (through the access-mode index) access modes, not the class.
-func fitsReserved(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	if pv.Spec.Capacity.Storage().Cmp(*claim.Spec.Resources.Requests.Storage()) < 0 {
-		return fmt.Errorf("capacity %s < request %s", pv.Spec.Capacity.Storage(), claim.Spec.Resources.Requests.Storage())
-	}
-	if ptr.Deref(pv.Spec.VolumeMode, v1.PersistentVolumeFilesystem) != ptr.Deref(claim.Spec.VolumeMode, v1.PersistentVolumeFilesystem) {
-		return fmt.Errorf("volume mode %s, claim wants %s", ptr.Deref(pv.Spec.VolumeMode, ""), ptr.Deref(claim.Spec.VolumeMode, ""))
-	}
-	for _, m := range claim.Spec.AccessModes {
-		if !slices.Contains(pv.Spec.AccessModes, m) {
-			return fmt.Errorf("access modes %v, claim wants %v", pv.Spec.AccessModes, claim.Spec.AccessModes)
-		}
-	}
-	return nil
-}
-
-func affinityNode(pv *v1.PersistentVolume) string {
-	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return ""
-	}
-	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		for _, e := range t.MatchExpressions {
-			if e.Key == "kubernetes.io/hostname" && len(e.Values) > 0 {
-				return e.Values[0]
-			}
-		}
-	}
-	return ""
-}
-
-// settled checks the end state once the run has been quiet: every claim that can bind is Bound,
-// and claims and volumes agree.
+// settled checks the end state once the run has been quiet (invariants.Settled): every claim that
+// can bind is Bound, and claims and volumes agree. Claims of classLocal are WaitForFirstConsumer;
+// a claim of classExt without a selector must have been provisioned.
 func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim) {
-	pvByName := map[string]*v1.PersistentVolume{}
-	claimByKey := map[string]*v1.PersistentVolumeClaim{}
-	for _, claim := range claims {
-		claimByKey[claimKey(claim)] = claim
+	intent := invariants.Intent{
+		WaitForFirstConsumer: func(claim *v1.PersistentVolumeClaim) bool {
+			return ptr.Deref(claim.Spec.StorageClassName, "") == classLocal
+		},
+		ProvisionStuck: func(claim *v1.PersistentVolumeClaim) (string, bool) {
+			return "", ptr.Deref(claim.Spec.StorageClassName, "") == classExt && claim.Spec.Selector == nil
+		},
 	}
-	boundFor := map[types.UID]string{}
-	claimUIDs := map[types.UID]bool{}
-	for _, claim := range claims {
-		claimUIDs[claim.UID] = true
-	}
-	for _, pv := range pvs {
-		if pv.Status.Phase == v1.VolumeBound {
-			if refUID(pv) != "" && !claimUIDs[refUID(pv)] {
-				c.fail(0, ruleSettledOrphan, "%s is Bound to %s (%s)", pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
-			}
-			if refUID(pv) == "" {
-				c.fail(0, ruleBoundWithoutRef, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
-			} else if other, ok := boundFor[refUID(pv)]; ok {
-				c.fail(0, ruleOneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other, pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv))
-			}
-			boundFor[refUID(pv)] = pv.Name
-		}
-	}
-	for _, pv := range pvs {
-		pvByName[pv.Name] = pv
-		// Pending is right only while the PV names a claim that exists and has not bound it (it
-		// waits for that claim's sync); otherwise it is Available, Released or Bound by now.
-		if pv.Status.Phase == v1.VolumePending {
-			claim := claimByKey[refKey(pv.Spec.ClaimRef)]
-			if claim == nil || refUID(pv) != "" && refUID(pv) != claim.UID || claim.Status.Phase == v1.ClaimBound {
-				c.fail(0, ruleSettledPVPending, "%s", describePV(pv))
-			}
-		}
-	}
-	wffc := func(claim *v1.PersistentVolumeClaim) bool {
-		return ptr.Deref(claim.Spec.StorageClassName, "") == classLocal
-	}
-	usable := func(pv *v1.PersistentVolume) bool {
-		return pv.DeletionTimestamp == nil && (pv.Status.Phase == v1.VolumeAvailable || pv.Status.Phase == v1.VolumePending)
-	}
-	for _, claim := range claims {
-		k := claimKey(claim)
-		if claim.Status.Phase == v1.ClaimBound {
-			pv := pvByName[claim.Spec.VolumeName]
-			switch {
-			case pv == nil:
-				c.fail(0, ruleSettledLostMissing, "%s Bound to %s, which does not exist", k, claim.Spec.VolumeName)
-			case refUID(pv) != claim.UID || pv.Status.Phase != v1.VolumeBound:
-				c.fail(0, ruleSettledHalfBound, "%s Bound to %s, which names %s(%s) and is %s", k, pv.Name, refKey(pv.Spec.ClaimRef), refUID(pv), pv.Status.Phase)
-			}
-			continue
-		}
-		if claim.Status.Phase != v1.ClaimPending || claim.DeletionTimestamp != nil {
-			continue // a claim being deleted (a pod still uses it) is not to be bound
-		}
-		if x := claim.Spec.VolumeName; x != "" {
-			pv := pvByName[x]
-			if pv != nil && usable(pv) && (pv.Spec.ClaimRef == nil || refKey(pv.Spec.ClaimRef) == k && (refUID(pv) == "" || refUID(pv) == claim.UID)) &&
-				fitsAlways(pv, claim) == nil {
-				c.fail(0, ruleSettledPrebound, "%s Pending; %s", k, describePV(pv))
-			}
-			continue
-		}
-		for _, pv := range pvs {
-			if refKey(pv.Spec.ClaimRef) == k && (refUID(pv) == "" || refUID(pv) == claim.UID) && usable(pv) && fitsReserved(pv, claim) == nil {
-				c.fail(0, ruleSettledReserved, "%s Pending; %s", k, describePV(pv))
-				break
-			}
-		}
-		if wffc(claim) {
-			continue
-		}
-		if ptr.Deref(claim.Spec.StorageClassName, "") == classExt {
-			// A claim with a selector is not provisioned (upstream: "claim Selector is not
-			// supported"); it waits for a matching volume like any other.
-			if claim.Spec.Selector == nil {
-				c.fail(0, ruleSettledProvision, "%s Pending", k)
-				continue
-			}
-		}
-		for _, pv := range pvs {
-			if pv.Spec.ClaimRef == nil && usable(pv) && pv.Status.Phase == v1.VolumeAvailable && c.fitsMatched(pv, claim) == nil {
-				c.fail(0, ruleSettledFreeFits, "%s Pending; %s", k, describePV(pv))
-				break
-			}
-		}
+	for _, v := range invariants.Settled(pvs, claims, intent) {
+		c.fail(0, v.Rule, "%s", v.Detail)
 	}
 }
 
+// fitsMatched is what a volume the binder matches must meet (invariants.FitsMatched).
 func (c *checker) fitsMatched(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	if err := fitsAlways(pv, claim); err != nil {
-		return err
-	}
-	if claim.Spec.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(claim.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(pv.Labels)) {
-			return fmt.Errorf("selector")
-		}
-	}
-	return nil
-}
-
-// fitsRebind is what a volume must meet to be bound again to the claim that names it: class,
-// volume mode, access modes, and the capacity the claim had (its status; its request may have
-// grown since, for an expansion).
-func fitsRebind(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	if err := fitsClass(pv, claim); err != nil {
-		return err
-	}
-	had, ok := claim.Status.Capacity[v1.ResourceStorage]
-	if !ok {
-		had = *claim.Spec.Resources.Requests.Storage()
-	}
-	if pv.Spec.Capacity.Storage().Cmp(had) < 0 {
-		return fmt.Errorf("capacity %s < the claim's %s", pv.Spec.Capacity.Storage(), had.String())
-	}
-	c := claim.DeepCopy()
-	c.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: had}
-	return fitsReserved(pv, c)
+	return invariants.FitsMatched(pv, claim)
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // result is what one arm did with one seed. The parent test compares the two arms' results.
@@ -387,7 +389,7 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 		if storagehelpers.CheckVolumeModeMismatches(&claim.Spec, &pv.Spec) {
 			continue // FindMatchingVolume skips it and goes on looking
 		}
-		node := affinityNode(pv)
+		node := invariants.AffinityNode(pv)
 		if node == "" {
 			node = nodeA
 		}
@@ -402,10 +404,10 @@ func schedule(ctx context.Context, s *apiServer, c kubernetes.Interface, target 
 		return
 	}
 	for _, pv := range pvs {
-		if pv.Spec.ClaimRef != nil || pv.Status.Phase != v1.VolumeAvailable || fitsAlways(pv, claim) != nil {
+		if pv.Spec.ClaimRef != nil || pv.Status.Phase != v1.VolumeAvailable || invariants.FitsAlways(pv, claim) != nil {
 			continue
 		}
-		node := affinityNode(pv)
+		node := invariants.AffinityNode(pv)
 		if node == "" {
 			node = nodeA
 		}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // The shapes a binder meets. Classes: two Immediate ones without a provisioner, one
@@ -80,20 +82,7 @@ func (o op) String() string {
 	return fmt.Sprintf("+%s %s %s", o.After, o.Kind, o.Target)
 }
 
-func describePV(pv *v1.PersistentVolume) string {
-	s := fmt.Sprintf("%s class=%q cap=%s modes=%v mode=%s policy=%s labels=%v", pv.Name, pv.Spec.StorageClassName,
-		pv.Spec.Capacity.Storage(), pv.Spec.AccessModes, ptr.Deref(pv.Spec.VolumeMode, ""), pv.Spec.PersistentVolumeReclaimPolicy, pv.Labels)
-	if pv.Spec.ClaimRef != nil {
-		s += fmt.Sprintf(" claimRef=%s/%s", pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
-		if pv.Spec.ClaimRef.UID != "" {
-			s += "(" + string(pv.Spec.ClaimRef.UID) + ")"
-		}
-	}
-	if n := affinityNode(pv); n != "" {
-		s += " node=" + n
-	}
-	return s
-}
+func describePV(pv *v1.PersistentVolume) string { return invariants.DescribePV(pv) }
 
 func describeClaim(c *v1.PersistentVolumeClaim) string {
 	s := fmt.Sprintf("%s/%s class=%q req=%s modes=%v mode=%s", c.Namespace, c.Name, ptr.Deref(c.Spec.StorageClassName, ""),

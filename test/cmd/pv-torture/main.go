@@ -15,8 +15,8 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/fastpv/pv-controller-manager/test/torture/cluster"
 	"github.com/fastpv/pv-controller-manager/test/harness/faultproxy"
+	"github.com/fastpv/pv-controller-manager/test/torture/cluster"
 )
 
 func main() {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // persistFor is how long a condition that a correct binder may pass through (one claim's bind
@@ -23,15 +25,25 @@ import (
 // it counts as a violation. Two Bound claims on one volume count at once.
 const persistFor = 30 * time.Second
 
+// Rules of the cluster torture's own, beside the invariants every harness checks.
+const (
+	ruleUnplaced invariants.Rule = "placement: a WaitForFirstConsumer claim's pod never placed"
+	rulePanicked invariants.Rule = "a binder replica panicked"
+)
+
 // checker watches the run's claims and volumes directly (not through the proxy) and checks the
-// invariants at every event, every second for the conditions that must not persist, and once settled.
+// invariants (test/invariants) at every event, every second for the conditions that must not
+// persist, and once settled. What users asked for (a claim pre-bound, a volume reserving a claim)
+// it reads from the annotations the workload put on the objects it created (annPrebound,
+// annReserves).
 type checker struct {
+	began      time.Time
 	lock       sync.Mutex
 	claims     map[string]*v1.PersistentVolumeClaim // by name (one namespace)
 	volumes    map[string]*v1.PersistentVolume
 	releasedBy map[string]types.UID // volume -> the claim UID it was Released from
 	since      map[string]time.Time // a persisting condition -> when first seen
-	violations []string
+	violations []invariants.Violation
 	seen       map[string]bool
 	lastChange time.Time
 	bound      map[types.UID]bool // claims seen Bound at least once
@@ -48,7 +60,7 @@ type checker struct {
 }
 
 func newChecker(cl classes) *checker {
-	return &checker{claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{},
+	return &checker{began: time.Now(), claims: map[string]*v1.PersistentVolumeClaim{}, volumes: map[string]*v1.PersistentVolume{},
 		releasedBy: map[string]types.UID{}, since: map[string]time.Time{}, seen: map[string]bool{}, bound: map[types.UID]bool{},
 		boundOn: map[string]map[string]bool{}, boundByClass: map[string]int{}, classes: cl}
 }
@@ -135,20 +147,34 @@ func (c *checker) start(ctx context.Context, client clientset.Interface, namespa
 	return nil
 }
 
-func (c *checker) violate(key, format string, a ...any) {
+// violate records v once per key: a broken state seen again later is the same one.
+func (c *checker) violate(key string, v invariants.Violation) {
 	if c.seen[key] {
 		return
 	}
 	c.seen[key] = true
-	c.violations = append(c.violations, fmt.Sprintf("%s: ", time.Now().UTC().Format("15:04:05"))+fmt.Sprintf(format, a...))
+	v.At = time.Since(c.began).Round(time.Second).String()
+	c.violations = append(c.violations, v)
+}
+
+func violation(rule invariants.Rule, format string, a ...any) invariants.Violation {
+	return invariants.Violation{Rule: rule, Detail: fmt.Sprintf(format, a...)}
 }
 
 func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
+	old := c.claims[claim.Name]
 	c.unindex(claim.Name)
 	c.claims[claim.Name] = claim.DeepCopy()
 	c.lastChange = time.Now()
+	k := invariants.ClaimKey(claim)
+	if old != nil && old.UID == claim.UID && old.Spec.VolumeName != "" && old.Spec.VolumeName != claim.Spec.VolumeName {
+		c.violate("volume-name/"+claim.Name, violation(invariants.VolumeNameChanged, "%s: %q -> %q", k, old.Spec.VolumeName, claim.Spec.VolumeName))
+	}
+	if want, ok := claim.Annotations[annPrebound]; ok && claim.Spec.VolumeName != want {
+		c.violate("prebound/"+claim.Name, violation(invariants.PreboundElsewhere, "%s was created with volumeName %s, now %q", k, want, claim.Spec.VolumeName))
+	}
 	if claim.Status.Phase != v1.ClaimBound || claim.Spec.VolumeName == "" {
 		return
 	}
@@ -162,14 +188,15 @@ func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
 		c.boundOn[claim.Spec.VolumeName] = on
 	}
 	on[claim.Name] = true
-	// Never two claims Bound to one volume: two pods would write one disk.
+	// Never two claims Bound to one volume (invariants.CheckTwoClaimsOnePV over the index, at once):
+	// two pods would write one disk.
 	if len(on) > 1 {
 		names := make([]string, 0, len(on))
 		for name := range on {
 			names = append(names, name)
 		}
 		sort.Strings(names)
-		c.violate("two-claims/"+claim.Spec.VolumeName, "claims %v are all Bound to volume %s", names, claim.Spec.VolumeName)
+		c.violate("two-claims/"+claim.Spec.VolumeName, violation(invariants.TwoClaimsOnePV, "claims %v are all Bound to volume %s", names, claim.Spec.VolumeName))
 	}
 }
 
@@ -191,6 +218,9 @@ func (c *checker) onVolume(volume *v1.PersistentVolume) {
 	c.volumes[volume.Name] = volume.DeepCopy()
 	c.lastChange = time.Now()
 	ref := volume.Spec.ClaimRef
+	if want, ok := volume.Annotations[annReserves]; ok && ref != nil && invariants.RefKey(ref) != want {
+		c.violate("reserved/"+volume.Name, violation(invariants.ReservedElsewhere, "%s reserved %s, now names %s", volume.Name, want, invariants.RefKey(ref)))
+	}
 	switch volume.Status.Phase {
 	case v1.VolumeReleased:
 		if ref != nil && ref.UID != "" {
@@ -199,7 +229,7 @@ func (c *checker) onVolume(volume *v1.PersistentVolume) {
 	case v1.VolumeBound:
 		// A Released volume with Retain is never bound again.
 		if from, ok := c.releasedBy[volume.Name]; ok && ref != nil && ref.UID != from {
-			c.violate("rebound/"+volume.Name, "volume %s, Released from claim UID %s (Retain), is Bound again to %s/%s (UID %s)", volume.Name, from, ref.Namespace, ref.Name, ref.UID)
+			c.violate("rebound/"+volume.Name, violation(invariants.RetainedRebound, "volume %s, Released from claim UID %s (Retain), is Bound again to %s/%s (UID %s)", volume.Name, from, ref.Namespace, ref.Name, ref.UID))
 		}
 	}
 }
@@ -250,105 +280,70 @@ func (c *checker) scan(settled bool) {
 			c.since[key] = now
 			continue
 		}
-		c.violate(key, "%s (for %s)", current[key], now.Sub(c.since[key]).Round(time.Second))
+		v := current[key]
+		if !settled {
+			v.Detail += fmt.Sprintf(" (for %s)", now.Sub(c.since[key]).Round(time.Second))
+		}
+		c.violate(key, v)
 	}
 }
 
-// conditions computes, over the given claims and volumes, the conditions scan checks, by key.
-func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume, settled bool) map[string]string {
-	current := map[string]string{}
-	// One claim on two Bound volumes.
-	byClaim := map[types.UID][]string{}
-	for _, v := range volumes {
-		if v.Status.Phase == v1.VolumeBound && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID != "" {
-			byClaim[v.Spec.ClaimRef.UID] = append(byClaim[v.Spec.ClaimRef.UID], v.Name)
-		}
+// conditions computes, over the given claims and volumes, the conditions scan checks, by key: the
+// invariants a state shows (one claim on two Bound volumes, a Bound claim its volume does not name
+// or fit, a claim Lost while its volume names it), and once settled every settled invariant.
+func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume, settled bool) map[string]invariants.Violation {
+	current := map[string]invariants.Violation{}
+	add := func(v invariants.Violation) { current[string(v.Rule)+": "+v.Detail] = v }
+	claimList := slices.Collect(maps.Values(claims))
+	volumeList := slices.Collect(maps.Values(volumes))
+	for _, v := range invariants.CheckOneClaimTwoPVs(volumeList, nil) {
+		add(v)
 	}
-	for uid, names := range byClaim {
-		if len(names) > 1 {
-			sort.Strings(names)
-			current["two-volumes/"+string(uid)] = fmt.Sprintf("claim UID %s has %d Bound volumes: %v", uid, len(names), names)
-		}
-	}
-	for _, claim := range claims {
+	for _, claim := range claimList {
 		pv := volumes[claim.Spec.VolumeName]
 		switch claim.Status.Phase {
 		case v1.ClaimLost:
-			// Lost although its volume is there and names it: a bind lost.
-			if pv != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == claim.UID {
-				current["lost/"+claim.Name] = fmt.Sprintf("claim %s is Lost while volume %s names it", claim.Name, pv.Name)
+			if v := invariants.CheckLost(claim, pv); v != nil {
+				add(*v)
 			}
 		case v1.ClaimBound:
-			if pv != nil && (pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID) {
-				current["disagree/"+claim.Name] = fmt.Sprintf("claim %s is Bound to volume %s whose claimRef is %v", claim.Name, pv.Name, refString(pv.Spec.ClaimRef))
+			if pv == nil {
+				continue // the user deleted it: the claim goes Lost (checked once settled)
 			}
-			// A Bound claim's volume fits it, by the checker's own rules, not the matcher's.
-			if pv != nil {
-				if why := misfit(claim, pv); why != "" {
-					current["misfit/"+claim.Name] = fmt.Sprintf("claim %s is Bound to volume %s, which does not fit: %s", claim.Name, pv.Name, why)
-				}
+			if v := invariants.CheckBound(claim, pv, binding(pv, claim)); v != nil {
+				add(*v)
 			}
-		case v1.ClaimPending:
-			if settled {
-				if why := c.fitFor(claim, volumes); why != "" {
-					current["pending/"+claim.Name] = fmt.Sprintf("claim %s is Pending although %s", claim.Name, why)
-				}
-			}
+		}
+	}
+	if settled {
+		for _, v := range invariants.Settled(volumeList, claimList, c.intent()) {
+			add(v)
 		}
 	}
 	return current
 }
 
-// misfit says why volume cannot serve claim, or "".
-func misfit(claim *v1.PersistentVolumeClaim, volume *v1.PersistentVolume) string {
-	want, have := claim.Spec.Resources.Requests[v1.ResourceStorage], volume.Spec.Capacity[v1.ResourceStorage]
-	switch {
-	case have.Cmp(want) < 0:
-		return fmt.Sprintf("capacity %s < request %s", have.String(), want.String())
-	case volume.Spec.StorageClassName != classOf(claim):
-		return fmt.Sprintf("class %q, the claim's %q", volume.Spec.StorageClassName, classOf(claim))
+// binding is how the workload asked for pv and claim to be bound (its annotations).
+func binding(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) invariants.Binding {
+	return invariants.Binding{
+		Prebound: claim.Annotations[annPrebound] == pv.Name,
+		Reserved: pv.Annotations[annReserves] == invariants.ClaimKey(claim),
 	}
-	for _, mode := range claim.Spec.AccessModes {
-		if !slices.Contains(volume.Spec.AccessModes, mode) {
-			return fmt.Sprintf("access mode %s missing", mode)
-		}
-	}
-	return ""
 }
 
-// fitFor says why a settled Pending claim should have been bound, or "". WaitForFirstConsumer
-// claims are the scheduler's to place (the binder only completes what it chose): not checked.
-func (c *checker) fitFor(claim *v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume) string {
-	if claim.DeletionTimestamp != nil || c.classes.kind(classOf(claim)) == KindWFFC {
-		return ""
+// intent tells the settled checks the run's classes: WaitForFirstConsumer claims are the
+// scheduler's to place (the binder only completes what it chose), and a claim of the provisioned
+// class must have been handed to its provisioner.
+func (c *checker) intent() invariants.Intent {
+	return invariants.Intent{
+		WaitForFirstConsumer: func(claim *v1.PersistentVolumeClaim) bool { return c.classes.kind(classOf(claim)) == KindWFFC },
+		ProvisionStuck: func(claim *v1.PersistentVolumeClaim) (string, bool) {
+			if c.classes.kind(classOf(claim)) == KindProvisioned && claim.Annotations[annStorageProvisioner] != Provisioner {
+				return " (never handed to its provisioner: no " + annStorageProvisioner + " annotation)", true
+			}
+			return "", false
+		},
 	}
-	if c.classes.kind(classOf(claim)) == KindProvisioned && claim.Annotations[annStorageProvisioner] != Provisioner {
-		return "it was never handed to its provisioner (no " + annStorageProvisioner + " annotation)"
-	}
-	fits := func(v *v1.PersistentVolume) bool {
-		return v.DeletionTimestamp == nil && v.Status.Phase == v1.VolumeAvailable && misfit(claim, v) == ""
-	}
-	reserves := func(v *v1.PersistentVolume) bool {
-		return v.Spec.ClaimRef.Namespace == claim.Namespace && v.Spec.ClaimRef.Name == claim.Name && (v.Spec.ClaimRef.UID == "" || v.Spec.ClaimRef.UID == claim.UID)
-	}
-	if name := claim.Spec.VolumeName; name != "" {
-		if v := volumes[name]; v != nil && fits(v) && (v.Spec.ClaimRef == nil || reserves(v)) {
-			return fmt.Sprintf("the volume it names, %s, is Available and fits", name)
-		}
-		return ""
-	}
-	for _, v := range volumes {
-		if !fits(v) {
-			continue
-		}
-		if v.Spec.ClaimRef == nil {
-			return fmt.Sprintf("volume %s is Available and fits", v.Name)
-		}
-		if reserves(v) {
-			return fmt.Sprintf("volume %s reserves it by claimRef and fits", v.Name)
-		}
-	}
-	return ""
 }
 
 // lagged is how many conditions the caches showed long enough that a live read did not.
@@ -365,7 +360,7 @@ func (c *checker) quietFor() time.Duration {
 	return time.Since(c.lastChange)
 }
 
-func (c *checker) result() (violations []string, claims, bound, boundEver int, byClass map[string]int) {
+func (c *checker) result() (violations []invariants.Violation, claims, bound, boundEver int, byClass map[string]int) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	byClass = maps.Clone(c.boundByClass)
@@ -375,7 +370,7 @@ func (c *checker) result() (violations []string, claims, bound, boundEver int, b
 			bound++
 		}
 	}
-	return append([]string(nil), c.violations...), claims, bound, len(c.bound), byClass
+	return slices.Clone(c.violations), claims, bound, len(c.bound), byClass
 }
 
 func (c *checker) randomClaim(rng *rand.Rand) string {

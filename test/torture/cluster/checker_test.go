@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 func testClaim(name string, uid types.UID, volume string, phase v1.PersistentVolumeClaimPhase) *v1.PersistentVolumeClaim {
@@ -34,8 +37,29 @@ func testVolume(name string, claim string, uid types.UID, phase v1.PersistentVol
 }
 
 func violations(c *checker) string {
-	v, _, _, _, _ := c.result()
-	return strings.Join(v, "\n")
+	vs, _, _, _, _ := c.result()
+	lines := make([]string, len(vs))
+	for i, v := range vs {
+		lines[i] = v.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// broken lists the rules the checker found broken.
+func broken(c *checker) []invariants.Rule {
+	vs, _, _, _, _ := c.result()
+	var rules []invariants.Rule
+	for _, v := range vs {
+		rules = append(rules, v.Rule)
+	}
+	return rules
+}
+
+// persisted makes every condition the checker watches look older than persistFor.
+func persisted(c *checker) {
+	for key := range c.since {
+		c.since[key] = time.Now().Add(-persistFor - time.Second)
+	}
 }
 
 func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
@@ -45,8 +69,8 @@ func TestCheckerTwoClaimsOnOneVolumeAtOnce(t *testing.T) {
 		t.Fatalf("one claim: %s", got)
 	}
 	c.onClaim(testClaim("b", "ub", "pv", v1.ClaimBound), false)
-	if got := violations(c); !strings.Contains(got, "[a b] are all Bound to volume pv") {
-		t.Fatalf("two claims Bound to one volume: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.TwoClaimsOnePV}) {
+		t.Fatalf("two claims Bound to one volume: %q", violations(c))
 	}
 }
 
@@ -58,8 +82,8 @@ func TestCheckerReleasedRetainNeverBoundAgain(t *testing.T) {
 		t.Fatalf("same UID: %s", got)
 	}
 	c.onVolume(testVolume("pv", "a2", "ua2", v1.VolumeBound))
-	if got := violations(c); !strings.Contains(got, "Released from claim UID ua") {
-		t.Fatalf("rebound to another claim: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.RetainedRebound}) {
+		t.Fatalf("rebound to another claim: %q", violations(c))
 	}
 }
 
@@ -72,10 +96,10 @@ func TestCheckerPersistingConditions(t *testing.T) {
 	if got := violations(c); got != "" {
 		t.Fatalf("just seen: %s", got)
 	}
-	c.since["two-volumes/ua"] = time.Now().Add(-persistFor - time.Second)
+	persisted(c)
 	c.scan(false)
-	if got := violations(c); !strings.Contains(got, "2 Bound volumes") {
-		t.Fatalf("persisting: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.OneClaimTwoPVs}) {
+		t.Fatalf("persisting: %q", violations(c))
 	}
 }
 
@@ -84,8 +108,8 @@ func TestCheckerSettledLiveness(t *testing.T) {
 	c.onClaim(testClaim("m", "um", "", v1.ClaimPending), false)
 	c.onVolume(testVolume("big", "", "", v1.VolumeAvailable))
 	c.scan(true)
-	if got := violations(c); !strings.Contains(got, "claim m is Pending although volume big is Available and fits") {
-		t.Fatalf("liveness: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.SettledFreeFits}) {
+		t.Fatalf("liveness: %q", violations(c))
 	}
 	c = newChecker(testClasses)
 	c.onClaim(testClaim("p", "up", "gone", v1.ClaimPending), false)
@@ -112,8 +136,8 @@ func TestCheckerIndexForgetsClaimsThatLeft(t *testing.T) {
 		t.Fatalf("one claim Bound at a time: %s", got)
 	}
 	c.onClaim(testClaim("d", "ud", "pv", v1.ClaimBound), false)
-	if got := violations(c); !strings.Contains(got, "[c d] are all Bound to volume pv") {
-		t.Fatalf("c and d on one volume: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.TwoClaimsOnePV}) {
+		t.Fatalf("c and d on one volume: %q", violations(c))
 	}
 }
 
@@ -124,7 +148,7 @@ func TestCheckerBoundClaimOnAVolumeThatDoesNotFit(t *testing.T) {
 	c.onClaim(claim, false)
 	c.onVolume(testVolume("pv", "a", "ua", v1.VolumeBound))
 	c.scan(true)
-	if got := violations(c); !strings.Contains(got, "does not fit: capacity 1Gi < request 2Gi") {
+	if got := violations(c); !slices.Contains(broken(c), invariants.NoFit) || !strings.Contains(got, "capacity 1Gi < request 2Gi") {
 		t.Fatalf("a 2Gi claim on a 1Gi volume: %q", got)
 	}
 }
@@ -140,10 +164,10 @@ func TestCheckerProvisionedClaimNeverHandedToItsProvisioner(t *testing.T) {
 	c.onVolume(testVolume("free", "", "", v1.VolumeAvailable)) // class "": fits neither
 	c.scan(true)
 	got := violations(c)
-	if !strings.Contains(got, "claim a is Pending although it was never handed to its provisioner") {
+	if !slices.Equal(broken(c), []invariants.Rule{invariants.SettledProvision}) || !strings.Contains(got, "t/a Pending (never handed to its provisioner") {
 		t.Fatalf("a provisioned claim without the annotation: %q", got)
 	}
-	if strings.Contains(got, "claim w") || strings.Contains(got, "free") {
+	if strings.Contains(got, "t/w") || strings.Contains(got, "free") {
 		t.Fatalf("a WaitForFirstConsumer claim is the scheduler's, and a class \"\" volume fits neither: %q", got)
 	}
 }
@@ -166,7 +190,7 @@ func TestCheckerConfirmsPersistingConditionsWithALiveRead(t *testing.T) {
 		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": live}, nil
 	}
 	c.scan(false)
-	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	persisted(c)
 	c.scan(false)
 	if got := violations(c); got != "" {
 		t.Fatalf("a condition the live read does not show counted: %s", got)
@@ -179,9 +203,32 @@ func TestCheckerConfirmsPersistingConditionsWithALiveRead(t *testing.T) {
 	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
 		return map[string]*v1.PersistentVolumeClaim{"a": claim}, map[string]*v1.PersistentVolume{"pv": stale}, nil
 	}
-	c.since["disagree/a"] = time.Now().Add(-persistFor - time.Second)
+	persisted(c)
 	c.scan(false)
-	if got := violations(c); !strings.Contains(got, "claim a is Bound to volume pv whose claimRef is <none>") {
-		t.Fatalf("a confirmed condition: %q", got)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.RefsDisagree}) {
+		t.Fatalf("a confirmed condition: %q", violations(c))
+	}
+}
+
+// Every state the invariants package plants, each breaking one rule, fails this checker with that
+// rule: fed as the informers would deliver it, then checked as a persisting condition (a safety
+// rule) or once settled (a settled rule).
+func TestCheckerFailsEveryPlantedViolation(t *testing.T) {
+	for _, p := range invariants.Planted() {
+		t.Run(string(p.Rule), func(t *testing.T) {
+			c := newChecker(classes{static: invariants.PlantedClass})
+			for _, pv := range p.Volumes {
+				c.onVolume(pv)
+			}
+			for _, claim := range p.Claims {
+				c.onClaim(claim, false)
+			}
+			c.scan(p.Settled)
+			persisted(c)
+			c.scan(p.Settled)
+			if got := broken(c); !slices.Contains(got, p.Rule) {
+				t.Errorf("planted %q: the checker found %q", p.Rule, violations(c))
+			}
+		})
 	}
 }

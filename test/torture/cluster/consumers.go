@@ -41,6 +41,12 @@ const (
 const Provisioner = "torture.pv-controller-manager.example/provisioner"
 
 const (
+	// annPrebound and annReserves record, on the objects the workload creates, what a user asked
+	// for: a claim pre-bound to a volume, a volume reserving a claim (the workload as a user or as
+	// the provisioner). The checker reads them (invariants.Binding), not the binder.
+	annPrebound = "torture.pv-controller-manager.example/prebound"
+	annReserves = "torture.pv-controller-manager.example/reserves"
+
 	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
 )
@@ -155,6 +161,7 @@ func (w *workload) provision(ctx context.Context, world *checker) (kind string, 
 	pv.Spec.StorageClassName = w.classes.provisioned
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimDelete
 	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	metav1.SetMetaDataAnnotation(&pv.ObjectMeta, annReserves, claim.Namespace+"/"+claim.Name)
 	return OpProvision, w.create(ctx, pv), true
 }
 

@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // placementWait bounds how long a settled run waits for kube-scheduler to place the pods of
@@ -74,7 +76,7 @@ func unplaced(ctx context.Context, client clientset.Interface, namespace string,
 		for j := range volumes.Items {
 			pv := &volumes.Items[j]
 			if pv.Spec.StorageClassName != cl.wffc || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
-				pv.Status.Phase != v1.VolumeAvailable || misfit(claim, pv) != "" || full[volumeNode(pv)] {
+				pv.Status.Phase != v1.VolumeAvailable || invariants.FitsAlways(pv, claim) != nil || full[volumeNode(pv)] {
 				continue
 			}
 			out = append(out, fmt.Sprintf("WaitForFirstConsumer claim %s Pending, its pod %s not placed, while volume %s (node %s) is Available and fits",

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/fastpv/pv-controller-manager/test/harness/faultproxy"
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 // Config of one arm's run.
@@ -79,7 +80,7 @@ type ArmResult struct {
 	Restarts       map[string]int
 	ComponentExits map[string]int
 	Compactions    int
-	Violations     []string
+	Violations     []invariants.Violation
 	// Claims at the end, Bound at the end, claims ever seen Bound.
 	Claims, Bound, BoundEver int
 	// BoundByClass: claims ever Bound by storage class.
@@ -231,12 +232,16 @@ loop:
 		if err != nil {
 			logger.Error(err, "Cluster torture: the WaitForFirstConsumer placement could not be checked", "arm", cfg.Arm)
 		}
-		res.Violations = append(res.Violations, left...)
+		for _, l := range left {
+			res.Violations = append(res.Violations, invariants.Violation{Rule: ruleUnplaced, Detail: l})
+		}
 	}
 	res.CheckerLag = check.lagged()
 	res.Ops, res.OpErrors = work.snapshot()
 	res.Faults = proxy.Counts()
-	res.Violations = append(res.Violations, binders.panicked()...)
+	for _, p := range binders.panicked() {
+		res.Violations = append(res.Violations, invariants.Violation{Rule: rulePanicked, Detail: p})
+	}
 	res.Kills = binders.kills
 	res.Exits = binders.exits
 	if plane != nil {

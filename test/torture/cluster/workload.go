@@ -77,9 +77,15 @@ func (w *workload) volume(name, size string) *v1.PersistentVolume {
 	}
 }
 
+// claim is a claim of the static class; pre-bound to volumeName unless it is "" (annotated so,
+// for the checker: annPrebound).
 func (w *workload) claim(name, size, volumeName string) *v1.PersistentVolumeClaim {
+	var annotations map[string]string
+	if volumeName != "" {
+		annotations = map[string]string{annPrebound: volumeName}
+	}
 	return &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.namespace, Labels: w.labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.namespace, Labels: w.labels(), Annotations: annotations},
 		Spec: v1.PersistentVolumeClaimSpec{
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			StorageClassName: ptr.To(w.classes.static),
@@ -139,6 +145,7 @@ func (w *workload) step(ctx context.Context, world *checker) {
 		name := w.name("ref")
 		pv := w.volume(name, size)
 		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: w.namespace, Name: name}
+		pv.Annotations = map[string]string{annReserves: w.namespace + "/" + name}
 		if err = w.create(ctx, pv); err == nil {
 			err = w.create(ctx, w.claim(name, size, ""))
 		}
