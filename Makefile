@@ -126,8 +126,10 @@ TESTED_TOOL_MODULES := $(shell bash -c 'source hack/lib.sh && echo "$${TESTED_TO
 # releases (.ci/run), where the race build of each k8s.io/kubernetes tree costs ~5 min cold.
 TEST_RACE ?= -race
 .PHONY: test
-test: $(RELEASE_GEN) ## Unit tests: upstream's tests on the patched copy and our packages (-race; TEST_RACE= without), then the short model torture
-	$(DETECTORS) go test $(GO_FLAGS) $(TEST_RACE) $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/... ./test/upstreambugs/...
+test: $(RELEASE_GEN) ## Unit tests: upstream's tests on the patched copy, our packages and the harness's (-race; TEST_RACE= without), then the short model torture
+	$(DETECTORS) go test $(GO_FLAGS) $(TEST_RACE) $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./deploy/... ./test/upstreambugs/... \
+		./test/invariants/... ./test/harness/... ./test/torture/cluster/...
+	$(DETECTORS) go test $(GO_FLAGS) $(TEST_RACE) $(GO_TEST_FLAGS) -skip '^TestTorture(Regressions)?$$' ./test/torture/
 	@[ -n "$(GO_FLAGS)" ] || for m in $(TESTED_TOOL_MODULES); do echo "go test $$m"; (cd $$m && GOWORK=off go test $(TEST_RACE) $(GO_TEST_FLAGS) .) || exit 1; done
 	$(MAKE) --no-print-directory torture-short
 
@@ -150,7 +152,7 @@ torture: $(RELEASE_GEN) ## The model torture for TORTURE_DURATION (default 30m);
 	$(DETECTORS) TORTURE_DURATION=$(TORTURE_DURATION) TORTURE_REPORT=$(CURDIR)/_output/torture/report.md \
 		go test $(GO_FLAGS) -count=1 -timeout 0 -v -run '^TestTorture$$' ./test/torture/ | tee _output/torture/torture.log
 
-# CI's draw of new seeds (.ci/run): 3 minutes from the clock, after make test's fixed seeds. A
+# CI's draw of new seeds (.ci/run): 2 minutes from the clock, after make test's fixed seeds. A
 # failing seed fails CI with its replay command in the log (and _output/torture/report.md).
 TORTURE_CI_DURATION ?= 2m
 .PHONY: torture-ci

@@ -212,8 +212,8 @@ loop:
 	stopped := time.Now()
 	deadline := stopped.Add(cfg.SettleMax)
 	// Quiet counts from the end of the faults at the earliest: a run whose last seconds had the
-	// binder down (a control-plane crash near the end) is quiet, not settled (the first 30-minute
-	// run was declared settled 0 s after its faults, while its apiserver was restarting).
+	// binder down (a control-plane crash near the end) is quiet, not settled: counted from its last
+	// change, it would be declared settled at once while its apiserver restarts.
 	quiet := func() time.Duration { return min(check.quietFor(), time.Since(stopped)) }
 	for time.Now().Before(deadline) && quiet() < cfg.SettleQuiet && ctx.Err() == nil {
 		select {
