@@ -47,7 +47,7 @@ hack/e2e/docker-setup.sh
 hack/cluster/build-tools.sh kind ginkgo kubectl registry crane >/dev/null
 # Prometheus and kube-state-metrics, for the kind-kubeadm pass only (about 5 minutes the first
 # time), build while the first cluster is made and tested; the recipe's cluster waits for them.
-ksm_build="" ksm_log="${REPO_ROOT}/_output/e2e-kind-kube-state-metrics.log"
+ksm_build="" ksm_log="${REPO_ROOT}/_output/e2e-kind-monitoring-build.log"
 if [[ " ${E2E_KIND_CLUSTERS:-existing new} " == *" new "* ]]; then
   nice -n 10 hack/cluster/build-tools.sh prometheus kube-state-metrics >"${ksm_log}" 2>&1 &
   ksm_build=$!
@@ -106,9 +106,10 @@ cleanup() {
   [[ -z "${ksm_build}" ]] || kill "${ksm_build}" 2>/dev/null || true
   if [[ "${rc}" != 0 ]]; then
     # What the nodes saw (kubelet's and containerd's journals, the pods' logs) outlives the clusters.
-    local c
+    local c clusters
+    clusters="$("${kind}" get clusters 2>/dev/null || true)"
     for c in "${CLUSTER}" "${RECIPE_CLUSTER}"; do
-      "${kind}" get clusters 2>/dev/null | grep -qx "${c}" || continue
+      grep -qx "${c}" <<<"${clusters}" || continue
       "${kind}" export logs "${out}/logs/${c}" --name "${c}" >/dev/null 2>&1 &&
         echo "e2e-kind: failed; the nodes' logs of ${c} are in ${out}/logs/${c}" >&2
     done

@@ -11,7 +11,8 @@ module="$(sed -n 's/^module //p' go.mod)"
 shipped=(./cmd/pv-controller-manager ./cmd/pv-rollout ./cmd/kubectl-pvc_why)
 failed=0
 for cmd in "${shipped[@]}"; do
-  harness="$(go list -deps "${cmd}" | grep -E "^${module}/test(/|$)" || true)"
+  deps="$(go list -deps "${cmd}")"
+  harness="$(grep -E "^${module}/test(/|$)" <<<"${deps}" || true)"
   if [[ -n "${harness}" ]]; then
     failed=1
     echo "verify-deps.sh: ${cmd} depends on the test harness:" >&2

@@ -21,7 +21,7 @@
 //     bind from an informer that had not yet delivered the deletion is a race no binder closes);
 //   - ReleasedEarly, BoundTakenAway, LostRebound: a change of one object judged against another
 //     at that same instant; the cluster's two informers are not one snapshot (the cluster torture
-//     checks the state they lead to once it persists: CheckLost, TwoClaimsOnePV).
+//     checks the states they lead to: CheckLost once it persists, TwoClaimsOnePV at once).
 //
 // Planted lists one state per rule that can be checked on a snapshot; each harness's unit tests
 // run its own checker on them and expect exactly that rule.

@@ -37,21 +37,32 @@ const (
 	SettledOrphan                 Rule = "settled: a volume Bound to a claim that does not exist"
 )
 
-// Violation is a rule broken: at a commit (RV, the model) or an instant (At), or at the end (RV 0).
+// Violation is a rule broken: at a commit (RV, the model), at a time since the run's start (At),
+// or at the end (RV 0). Subject names what breaks it (a claim's namespace/name, a volume's name,
+// or a claim's UID for one claim on two volumes): a harness that watches a condition over time
+// keys it by Rule and Subject, which stay the same while the Detail (a phase, the first volume
+// that fits) may change.
 type Violation struct {
-	Rule   Rule   `json:"rule"`
-	Detail string `json:"detail"`
-	RV     int64  `json:"rv"`
-	At     string `json:"at"`
+	Rule    Rule   `json:"rule"`
+	Subject string `json:"subject,omitempty"`
+	Detail  string `json:"detail"`
+	RV      int64  `json:"rv"`
+	At      string `json:"at"`
 }
 
 func (v Violation) String() string {
-	if v.RV == 0 && v.At == "" {
-		return fmt.Sprintf("%s: %s", v.Rule, v.Detail)
+	switch {
+	case v.RV != 0:
+		return fmt.Sprintf("%s at rv %d (+%s): %s", v.Rule, v.RV, v.At, v.Detail)
+	case v.At != "":
+		return fmt.Sprintf("%s (+%s): %s", v.Rule, v.At, v.Detail)
 	}
-	return fmt.Sprintf("%s at rv %d (+%s): %s", v.Rule, v.RV, v.At, v.Detail)
+	return fmt.Sprintf("%s: %s", v.Rule, v.Detail)
 }
 
-func violationf(rule Rule, format string, args ...any) Violation {
-	return Violation{Rule: rule, Detail: fmt.Sprintf(format, args...)}
+// Key is what identifies the condition: its rule and its subject.
+func (v Violation) Key() string { return string(v.Rule) + " " + v.Subject }
+
+func violationf(rule Rule, subject, format string, args ...any) Violation {
+	return Violation{Rule: rule, Subject: subject, Detail: fmt.Sprintf(format, args...)}
 }

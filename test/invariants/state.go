@@ -45,7 +45,7 @@ func CheckTwoClaimsOnePV(claims []*v1.PersistentVolumeClaim, volumeOf func(*v1.P
 			id = volumeOf(claim)
 		}
 		if other, ok := onPV[id]; ok {
-			out = append(out, violationf(TwoClaimsOnePV, "%s and %s both Bound to %s", other, ClaimKey(claim), claim.Spec.VolumeName))
+			out = append(out, violationf(TwoClaimsOnePV, claim.Spec.VolumeName, "%s and %s both Bound to %s", other, ClaimKey(claim), claim.Spec.VolumeName))
 		}
 		onPV[id] = ClaimKey(claim)
 	}
@@ -61,7 +61,7 @@ func CheckOneClaimTwoPVs(pvs []*v1.PersistentVolume, exempt func(a, b *v1.Persis
 			continue
 		}
 		if other, ok := forClaim[RefUID(pv)]; ok && (exempt == nil || !exempt(other, pv)) {
-			out = append(out, violationf(OneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other.Name, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv)))
+			out = append(out, violationf(OneClaimTwoPVs, string(RefUID(pv)), "%s and %s both Bound to claim %s (%s)", other.Name, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv)))
 		}
 		forClaim[RefUID(pv)] = pv
 	}
@@ -73,11 +73,11 @@ func CheckOneClaimTwoPVs(pvs []*v1.PersistentVolume, exempt func(a, b *v1.Persis
 func CheckBound(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, b Binding) *Violation {
 	k := ClaimKey(claim)
 	if RefUID(pv) != claim.UID {
-		v := violationf(RefsDisagree, "%s Bound to %s whose claimRef is %s(%s)", k, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
+		v := violationf(RefsDisagree, k, "%s Bound to %s whose claimRef is %s(%s)", k, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
 		return &v
 	}
 	if err := Fits(pv, claim, b); err != nil {
-		v := violationf(NoFit, "%s on %s: %v", k, pv.Name, err)
+		v := violationf(NoFit, k, "%s on %s: %v", k, pv.Name, err)
 		return &v
 	}
 	return nil
@@ -90,7 +90,7 @@ func CheckLost(claim *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) *Violat
 		pv.DeletionTimestamp != nil || pv.Status.Phase == v1.VolumeReleased || FitsRebind(pv, claim) != nil {
 		return nil
 	}
-	v := violationf(BoundLost, "%s is Lost while %s names it (phase %s)", ClaimKey(claim), pv.Name, pv.Status.Phase)
+	v := violationf(BoundLost, ClaimKey(claim), "%s is Lost while %s names it (phase %s)", ClaimKey(claim), pv.Name, pv.Status.Phase)
 	return &v
 }
 
@@ -109,7 +109,9 @@ type Intent struct {
 // and claims and volumes agree.
 func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, intent Intent) []Violation {
 	var out []Violation
-	fail := func(rule Rule, format string, args ...any) { out = append(out, violationf(rule, format, args...)) }
+	fail := func(rule Rule, subject, format string, args ...any) {
+		out = append(out, violationf(rule, subject, format, args...))
+	}
 	pvs, claims = sortedVolumes(pvs), sortedClaims(claims)
 	pvByName := map[string]*v1.PersistentVolume{}
 	claimByKey := map[string]*v1.PersistentVolumeClaim{}
@@ -122,12 +124,12 @@ func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, int
 	for _, pv := range pvs {
 		if pv.Status.Phase == v1.VolumeBound {
 			if RefUID(pv) != "" && !claimUIDs[RefUID(pv)] {
-				fail(SettledOrphan, "%s is Bound to %s (%s)", pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
+				fail(SettledOrphan, pv.Name, "%s is Bound to %s (%s)", pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
 			}
 			if RefUID(pv) == "" {
-				fail(BoundWithoutRef, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
+				fail(BoundWithoutRef, pv.Name, "%s is Bound with claimRef %v", pv.Name, pv.Spec.ClaimRef)
 			} else if other, ok := boundFor[RefUID(pv)]; ok {
-				fail(OneClaimTwoPVs, "%s and %s both Bound to claim %s (%s)", other, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
+				fail(OneClaimTwoPVs, string(RefUID(pv)), "%s and %s both Bound to claim %s (%s)", other, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv))
 			}
 			boundFor[RefUID(pv)] = pv.Name
 		}
@@ -139,7 +141,7 @@ func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, int
 		if pv.Status.Phase == v1.VolumePending {
 			claim := claimByKey[RefKey(pv.Spec.ClaimRef)]
 			if claim == nil || RefUID(pv) != "" && RefUID(pv) != claim.UID || claim.Status.Phase == v1.ClaimBound {
-				fail(SettledPVPending, "%s", DescribePV(pv))
+				fail(SettledPVPending, pv.Name, "%s", DescribePV(pv))
 			}
 		}
 	}
@@ -152,9 +154,9 @@ func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, int
 			pv := pvByName[claim.Spec.VolumeName]
 			switch {
 			case pv == nil:
-				fail(SettledLostMissing, "%s Bound to %s, which does not exist", k, claim.Spec.VolumeName)
+				fail(SettledLostMissing, k, "%s Bound to %s, which does not exist", k, claim.Spec.VolumeName)
 			case RefUID(pv) != claim.UID || pv.Status.Phase != v1.VolumeBound:
-				fail(SettledHalfBound, "%s Bound to %s, which names %s(%s) and is %s", k, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv), pv.Status.Phase)
+				fail(SettledHalfBound, k, "%s Bound to %s, which names %s(%s) and is %s", k, pv.Name, RefKey(pv.Spec.ClaimRef), RefUID(pv), pv.Status.Phase)
 			}
 			continue
 		}
@@ -165,13 +167,13 @@ func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, int
 			pv := pvByName[x]
 			if pv != nil && usable(pv) && (pv.Spec.ClaimRef == nil || RefKey(pv.Spec.ClaimRef) == k && (RefUID(pv) == "" || RefUID(pv) == claim.UID)) &&
 				FitsAlways(pv, claim) == nil {
-				fail(SettledPrebound, "%s Pending; %s", k, DescribePV(pv))
+				fail(SettledPrebound, k, "%s Pending; %s", k, DescribePV(pv))
 			}
 			continue
 		}
 		for _, pv := range pvs {
 			if RefKey(pv.Spec.ClaimRef) == k && (RefUID(pv) == "" || RefUID(pv) == claim.UID) && usable(pv) && FitsReserved(pv, claim) == nil {
-				fail(SettledReserved, "%s Pending; %s", k, DescribePV(pv))
+				fail(SettledReserved, k, "%s Pending; %s", k, DescribePV(pv))
 				break
 			}
 		}
@@ -180,13 +182,13 @@ func Settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVolumeClaim, int
 		}
 		if intent.ProvisionStuck != nil {
 			if why, stuck := intent.ProvisionStuck(claim); stuck {
-				fail(SettledProvision, "%s Pending%s", k, why)
+				fail(SettledProvision, k, "%s Pending%s", k, why)
 				continue
 			}
 		}
 		for _, pv := range pvs {
 			if pv.Spec.ClaimRef == nil && usable(pv) && pv.Status.Phase == v1.VolumeAvailable && FitsMatched(pv, claim) == nil {
-				fail(SettledFreeFits, "%s Pending; %s", k, DescribePV(pv))
+				fail(SettledFreeFits, k, "%s Pending; %s", k, DescribePV(pv))
 				break
 			}
 		}

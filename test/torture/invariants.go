@@ -352,15 +352,6 @@ func (c *checker) reservedByUser(a, b *v1.PersistentVolume) bool {
 	return oka && okb && ka == kb
 }
 
-func (c *checker) sortedClaims() []string {
-	keys := make([]string, 0, len(c.claims))
-	for k := range c.claims {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 func (c *checker) sortedPVs() []string {
 	keys := make([]string, 0, len(c.pvs))
 	for k := range c.pvs {

@@ -188,8 +188,8 @@ func (c *checker) onClaim(claim *v1.PersistentVolumeClaim, _ bool) {
 		c.boundOn[claim.Spec.VolumeName] = on
 	}
 	on[claim.Name] = true
-	// Never two claims Bound to one volume (invariants.CheckTwoClaimsOnePV over the index, at once):
-	// two pods would write one disk.
+	// Never two claims Bound to one volume (invariants.TwoClaimsOnePV), checked at once on an index
+	// of the claims Bound to each volume: two pods would write one disk.
 	if len(on) > 1 {
 		names := make([]string, 0, len(on))
 		for name := range on {
@@ -293,7 +293,7 @@ func (c *checker) scan(settled bool) {
 // or fit, a claim Lost while its volume names it), and once settled every settled invariant.
 func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volumes map[string]*v1.PersistentVolume, settled bool) map[string]invariants.Violation {
 	current := map[string]invariants.Violation{}
-	add := func(v invariants.Violation) { current[string(v.Rule)+": "+v.Detail] = v }
+	add := func(v invariants.Violation) { current[v.Key()] = v }
 	claimList := slices.Collect(maps.Values(claims))
 	volumeList := slices.Collect(maps.Values(volumes))
 	for _, v := range invariants.CheckOneClaimTwoPVs(volumeList, nil) {
@@ -310,7 +310,8 @@ func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volume
 			if pv == nil {
 				continue // the user deleted it: the claim goes Lost (checked once settled)
 			}
-			if v := invariants.CheckBound(claim, pv, binding(pv, claim)); v != nil {
+			// Once settled, a claim and volume that disagree are Settled's SettledHalfBound.
+			if v := invariants.CheckBound(claim, pv, binding(pv, claim)); v != nil && !(settled && v.Rule == invariants.RefsDisagree) {
 				add(*v)
 			}
 		}
@@ -326,7 +327,7 @@ func (c *checker) conditions(claims map[string]*v1.PersistentVolumeClaim, volume
 // binding is how the workload asked for pv and claim to be bound (its annotations).
 func binding(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) invariants.Binding {
 	return invariants.Binding{
-		Prebound: claim.Annotations[annPrebound] == pv.Name,
+		Prebound: claim.Annotations[annPrebound] != "",
 		Reserved: pv.Annotations[annReserves] == invariants.ClaimKey(claim),
 	}
 }
@@ -401,11 +402,4 @@ func (c *checker) randomVolume(rng *rand.Rand, phase v1.PersistentVolumePhase) s
 	}
 	sort.Strings(names)
 	return names[rng.IntN(len(names))]
-}
-
-func refString(ref *v1.ObjectReference) string {
-	if ref == nil {
-		return "<none>"
-	}
-	return fmt.Sprintf("%s/%s (UID %q)", ref.Namespace, ref.Name, ref.UID)
 }

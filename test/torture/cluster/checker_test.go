@@ -232,3 +232,19 @@ func TestCheckerFailsEveryPlantedViolation(t *testing.T) {
 		})
 	}
 }
+
+// A condition is confirmed by its rule and subject, not its wording: the checker's caches and the
+// live read may name different volumes that fit a claim left Pending.
+func TestCheckerConfirmsAConditionByRuleAndSubject(t *testing.T) {
+	claim := testClaim("m", "um", "", v1.ClaimPending)
+	c := newChecker(testClasses)
+	c.onClaim(claim, false)
+	c.onVolume(testVolume("a", "", "", v1.VolumeAvailable))
+	c.liveRead = func() (map[string]*v1.PersistentVolumeClaim, map[string]*v1.PersistentVolume, error) {
+		return map[string]*v1.PersistentVolumeClaim{"m": claim}, map[string]*v1.PersistentVolume{"b": testVolume("b", "", "", v1.VolumeAvailable)}, nil
+	}
+	c.scan(true)
+	if got := broken(c); !slices.Equal(got, []invariants.Rule{invariants.SettledFreeFits}) {
+		t.Fatalf("a claim Pending while a volume fits, in the caches and in the live read: %q (lag %d)", violations(c), c.lagged())
+	}
+}

@@ -7,8 +7,10 @@
 // binder (kube-controller-manager running only persistentvolume-binder-controller, built from the
 // same k8s.io/kubernetes release).
 //
-// Files: arms.go (the binder processes), workload.go (the operations), checker.go (the
-// invariants), controlplane.go (crashes of the apiserver and etcd; kube-scheduler and KCM started
+// Files: arms.go (the binder processes), workload.go (the operations), consumers.go (the storage
+// classes, WaitForFirstConsumer pods, the workload as external provisioner), checker.go (the
+// invariants of test/invariants, on what the cluster shows), recovery.go (the time to bind again
+// after a kill or an outage), controlplane.go (crashes of the apiserver and etcd; kube-scheduler and KCM started
 // again when they exit, as a kubelet would), placement.go (a settled run's WaitForFirstConsumer
 // pods placed), run.go (one arm: faults, kills, settling), report.go (both arms side by side).
 package cluster

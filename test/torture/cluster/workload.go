@@ -27,7 +27,7 @@ const (
 	OpDeleteReleased = "delete-released-volume"
 	OpWFFCPod        = "create-wffc-volume-claim-pod" // WaitForFirstConsumer: a PV on one node, its claim, a pod: the scheduler picks the PV
 	OpDeletePod      = "delete-pod"
-	OpProvisioned    = "create-provisioned-claim" // a claim of the provisioning class: provisioned by the workload (provisioner.go)
+	OpProvisioned    = "create-provisioned-claim" // a claim of the provisioning class: provisioned by the workload (consumers.go)
 	OpProvision      = "provision-volume"         // the workload's provisioner created a claim's PV
 	OpDeprovision    = "deprovision-volume"       // ... and deleted a Released one (reclaim policy Delete)
 )
