@@ -13,7 +13,7 @@ import (
 func TestJSONOutputAndExitCodes(t *testing.T) {
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
-		code := Main(t.Context(), append([]string{"--from-file", "../testdata/dump.yaml"}, args...), &out, &errOut)
+		code := Main(t.Context(), append([]string{"--from-file", "../../../pkg/explain/testdata/dump.yaml"}, args...), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	if code, _, _ := run("-n", "bound", "data"); code != ExitOK {
@@ -82,7 +82,7 @@ func TestValidate(t *testing.T) {
 func TestShadowSummaryFromEvents(t *testing.T) {
 	run := func(args ...string) (int, string) {
 		var out, errOut bytes.Buffer
-		code := Main(t.Context(), append([]string{"--from-file", "../testdata/shadow-events.yaml", "--shadow"}, args...), &out, &errOut)
+		code := Main(t.Context(), append([]string{"--from-file", "../../../pkg/explain/testdata/shadow-events.yaml", "--shadow"}, args...), &out, &errOut)
 		if errOut.Len() > 0 {
 			t.Logf("stderr: %s", errOut.String())
 		}
