@@ -21,7 +21,7 @@ const ruleWorseChoice = invariants.ChoiceWorse
 // checkChoice judges a matched bind (the binder writing claim's UID into the claimRef of a
 // volume that named no claim, for a claim without spec.volumeName) against upstream's own rules,
 // FindMatchingVolume's: among the free Available volumes that fit the claim (class, size,
-// volume mode, access modes, selector: fitsMatched), the access-mode groups are tried from the fewest modes
+// volume mode, access modes, selector: invariants.FitsMatched), the access-mode groups are tried from the fewest modes
 // up, and the first group with a fit gives its smallest volume. That choice is unique when one
 // group of the fewest modes has fits and one volume in it is the smallest; it is judged only
 // when no other Pending claim fits that volume (a competitor may rightly take it first) and the
@@ -37,7 +37,7 @@ func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim
 		return
 	}
 	for _, pv := range c.pvs { // a volume reserving the claim is upstream's choice whatever its size
-		if refKey(pv.Spec.ClaimRef) == claimKey(claim) && pv.Name != chosenBefore.Name {
+		if invariants.RefKey(pv.Spec.ClaimRef) == invariants.ClaimKey(claim) && pv.Name != chosenBefore.Name {
 			return
 		}
 	}
@@ -47,7 +47,7 @@ func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim
 		if name == chosenBefore.Name {
 			pv = chosenBefore
 		}
-		if pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil || pv.Status.Phase != v1.VolumeAvailable || c.fitsMatched(pv, claim) != nil {
+		if pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil || pv.Status.Phase != v1.VolumeAvailable || invariants.FitsMatched(pv, claim) != nil {
 			continue
 		}
 		if !c.binderKnew(resPV, rvOf(pv)) {
@@ -65,7 +65,7 @@ func (c *checker) checkChoice(rv int64, chosenBefore *v1.PersistentVolume, claim
 	if chosenBefore.Status.Phase != v1.VolumeAvailable && upstreamOrder(chosenBefore, best) <= 0 {
 		return
 	}
-	c.fail(rv, ruleWorseChoice, "%s (%s, %v) given %s (%s, %v, %s); upstream's rules give %s (%s, %v)", claimKey(claim),
+	c.fail(rv, ruleWorseChoice, "%s (%s, %v) given %s (%s, %v, %s); upstream's rules give %s (%s, %v)", invariants.ClaimKey(claim),
 		claim.Spec.Resources.Requests.Storage(), claim.Spec.AccessModes, chosenBefore.Name, chosenBefore.Spec.Capacity.Storage(),
 		chosenBefore.Spec.AccessModes, chosenBefore.Status.Phase, best.Name, best.Spec.Capacity.Storage(), best.Spec.AccessModes)
 }
@@ -187,7 +187,7 @@ func (c *checker) checkBetterComing(rv int64, chosenBefore *v1.PersistentVolume,
 		return
 	}
 	for _, pv := range c.pvs {
-		if refKey(pv.Spec.ClaimRef) == claimKey(claim) && pv.Name != chosenBefore.Name {
+		if invariants.RefKey(pv.Spec.ClaimRef) == invariants.ClaimKey(claim) && pv.Name != chosenBefore.Name {
 			return // a volume reserving the claim is its choice, whatever its size
 		}
 	}
@@ -195,12 +195,12 @@ func (c *checker) checkBetterComing(rv int64, chosenBefore *v1.PersistentVolume,
 		pv := c.pvs[name]
 		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
 			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending ||
-			c.fitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) ||
+			invariants.FitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) ||
 			c.competitor(pv, claim) {
 			continue
 		}
 		c.fail(rv, ruleLargerWhileBetterComing, "%s (%s, %v) given %s (%s, %v) while %s (%s, %v, %s) was about to turn Available",
-			claimKey(claim), claim.Spec.Resources.Requests.Storage(), claim.Spec.AccessModes, chosenBefore.Name,
+			invariants.ClaimKey(claim), claim.Spec.Resources.Requests.Storage(), claim.Spec.AccessModes, chosenBefore.Name,
 			chosenBefore.Spec.Capacity.Storage(), chosenBefore.Spec.AccessModes, pv.Name, pv.Spec.Capacity.Storage(),
 			pv.Spec.AccessModes, pv.Status.Phase)
 		return
@@ -222,7 +222,7 @@ func (c *checker) competitor(pv *v1.PersistentVolume, claim *v1.PersistentVolume
 		if other.UID == claim.UID || other.Status.Phase != v1.ClaimPending || other.DeletionTimestamp != nil {
 			continue
 		}
-		if other.Spec.VolumeName == pv.Name || other.Spec.VolumeName == "" && c.fitsMatched(pv, other) == nil {
+		if other.Spec.VolumeName == pv.Name || other.Spec.VolumeName == "" && invariants.FitsMatched(pv, other) == nil {
 			return true
 		}
 	}
@@ -241,7 +241,7 @@ func (c *checker) noteWorseFit(chosenBefore *v1.PersistentVolume, claim *v1.Pers
 		pv := c.pvs[name]
 		if name == chosenBefore.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
 			pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending && pv.Status.Phase != v1.VolumeAvailable ||
-			c.fitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) {
+			invariants.FitsMatched(pv, claim) != nil || !rankedBefore(pv, chosenBefore) || !c.binderKnew(resPV, rvOf(pv)) {
 			continue
 		}
 		better = append(better, pv.UID)
@@ -275,7 +275,7 @@ func (c *checker) worseFits(pvs []*v1.PersistentVolume, claims []*v1.PersistentV
 	out := map[string]string{}
 	for _, b := range c.matchedBinds {
 		pv, taker := pvByUID[b.volume], claimByUID[b.claim]
-		if pv == nil || taker == nil || refUID(pv) != taker.UID || taker.Spec.VolumeName != pv.Name || taker.Status.Phase != v1.ClaimBound {
+		if pv == nil || taker == nil || invariants.RefUID(pv) != taker.UID || taker.Spec.VolumeName != pv.Name || taker.Status.Phase != v1.ClaimBound {
 			continue
 		}
 		var free *v1.PersistentVolume
@@ -290,12 +290,12 @@ func (c *checker) worseFits(pvs []*v1.PersistentVolume, claims []*v1.PersistentV
 		}
 		for _, claim := range claims {
 			if claim.Status.Phase != v1.ClaimPending || claim.DeletionTimestamp != nil || claim.Spec.VolumeName != "" ||
-				c.fitsMatched(pv, claim) != nil || claim.Spec.Resources.Requests.Storage().Cmp(*taker.Spec.Resources.Requests.Storage()) <= 0 {
+				invariants.FitsMatched(pv, claim) != nil || claim.Spec.Resources.Requests.Storage().Cmp(*taker.Spec.Resources.Requests.Storage()) <= 0 {
 				continue
 			}
-			if _, ok := out[claimKey(claim)]; !ok {
-				out[claimKey(claim)] = fmt.Sprintf("%s (%s) went to %s (%s), which %s (%s, still free) fits better", pv.Name,
-					pv.Spec.Capacity.Storage(), claimKey(taker), taker.Spec.Resources.Requests.Storage(), free.Name, free.Spec.Capacity.Storage())
+			if _, ok := out[invariants.ClaimKey(claim)]; !ok {
+				out[invariants.ClaimKey(claim)] = fmt.Sprintf("%s (%s) went to %s (%s), which %s (%s, still free) fits better", pv.Name,
+					pv.Spec.Capacity.Storage(), invariants.ClaimKey(taker), taker.Spec.Resources.Requests.Storage(), free.Name, free.Spec.Capacity.Storage())
 			}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/fastpv/pv-controller-manager/test/invariants"
 )
 
 func choiceVolume(name, size string, modes ...v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
@@ -89,9 +91,9 @@ func TestCheckBetterComingHoldsOursToAVolumeAboutToTurnAvailable(t *testing.T) {
 		c := newChecker()
 		c.strictChoice = strict
 		claim := choiceClaim("ns1/c-1", "1500Mi")
-		c.claims[claimKey(claim)], c.byUID[claim.UID] = claim, claim
+		c.claims[invariants.ClaimKey(claim)], c.byUID[claim.UID] = claim, claim
 		for _, o := range extra {
-			c.claims[claimKey(o)], c.byUID[o.UID] = o, o
+			c.claims[invariants.ClaimKey(o)], c.byUID[o.UID] = o, o
 		}
 		large := inPhase(choiceVolume("pv-large", chosenSize, rwo), v1.VolumeAvailable)
 		c.pvs["pv-large"], c.pvs["pv-fit"] = large, inPhase(choiceVolume("pv-fit", "2Gi", rwo), v1.VolumePending)
@@ -122,7 +124,7 @@ func TestWorseFitsFindsAVolumeGivenAwayForNothing(t *testing.T) {
 		c := newChecker()
 		small, large := choiceClaim("ns1/c-4", "4Gi"), choiceClaim("ns1/c-5", pendingSize)
 		for _, o := range []*v1.PersistentVolumeClaim{small, large} {
-			c.claims[claimKey(o)], c.byUID[o.UID] = o, o
+			c.claims[invariants.ClaimKey(o)], c.byUID[o.UID] = o, o
 		}
 		own, given := inPhase(choiceVolume("pv-4", "4Gi", rwo), v1.VolumePending), inPhase(choiceVolume("pv-5", "5Gi", rwo), v1.VolumeAvailable)
 		c.pvs["pv-4"], c.pvs["pv-5"] = own, given

@@ -114,12 +114,6 @@ func (c *checker) fail(rv int64, rule invariants.Rule, format string, args ...an
 	c.violations = append(c.violations, violation{Rule: rule, Detail: detail, RV: rv, At: time.Since(c.start).String()})
 }
 
-func claimKey(c *v1.PersistentVolumeClaim) string { return invariants.ClaimKey(c) }
-
-func refKey(r *v1.ObjectReference) string { return invariants.RefKey(r) }
-
-func refUID(pv *v1.PersistentVolume) types.UID { return invariants.RefUID(pv) }
-
 // observe is the apiServer's observer: called for each commit, in order, under the store's lock.
 func (c *checker) observe(e event) {
 	if c.trace != nil {
@@ -149,8 +143,8 @@ func (c *checker) observeVolume(e event, byUser bool) {
 		}
 		c.pvCreates[pv.Name]++
 		if pv.Spec.ClaimRef != nil {
-			c.userReserved[pv.UID] = refKey(pv.Spec.ClaimRef)
-			if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
+			c.userReserved[pv.UID] = invariants.RefKey(pv.Spec.ClaimRef)
+			if claim := c.byUID[invariants.RefUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
 				c.userBound[pv.UID] = claim.UID
 			}
 		}
@@ -167,28 +161,28 @@ func (c *checker) observeVolume(e event, byUser bool) {
 	c.noteDeletion(e, old, pv)
 	if byUser {
 		// An operator's or kube-scheduler's claimRef is the user's word from now on.
-		if refKey(old.Spec.ClaimRef) != refKey(pv.Spec.ClaimRef) {
+		if invariants.RefKey(old.Spec.ClaimRef) != invariants.RefKey(pv.Spec.ClaimRef) {
 			delete(c.retained, pv.Name)
 			if pv.Spec.ClaimRef != nil {
-				c.userReserved[pv.UID] = refKey(pv.Spec.ClaimRef)
+				c.userReserved[pv.UID] = invariants.RefKey(pv.Spec.ClaimRef)
 			} else {
 				delete(c.userReserved, pv.UID)
 			}
 		}
 		return
 	}
-	if refUID(old) == "" && refUID(pv) != "" {
-		if claim := c.byUID[refUID(pv)]; claim != nil {
+	if invariants.RefUID(old) == "" && invariants.RefUID(pv) != "" {
+		if claim := c.byUID[invariants.RefUID(pv)]; claim != nil {
 			c.checkChoice(e.RV, old, claim)
 			c.checkBetterComing(e.RV, old, claim)
 			c.noteWorseFit(old, claim)
 		}
 		// The binder gave a volume that named no claim to a claim already Bound to (or Lost
 		// from) a volume of that name: a re-created volume, or a cache behind the API.
-		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name &&
+		if claim := c.byUID[invariants.RefUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name &&
 			(claim.Status.Phase == v1.ClaimBound || claim.Status.Phase == v1.ClaimLost) {
 			if err := invariants.FitsRebind(pv, claim); err != nil {
-				c.fail(e.RV, ruleLostRebound, "%s (%s) on %s: %v", claimKey(claim), claim.Status.Phase, pv.Name, err)
+				c.fail(e.RV, ruleLostRebound, "%s (%s) on %s: %v", invariants.ClaimKey(claim), claim.Status.Phase, pv.Name, err)
 			}
 		}
 	}
@@ -198,40 +192,40 @@ func (c *checker) observeVolume(e event, byUser bool) {
 	// lingers with a deletionTimestamp (held by pvc-protection while a pod uses it).
 	// Judged against what the binder could know: a bind made from an informer that had not yet
 	// delivered the deletion is a stale-cache race no binder can close without a read per bind.
-	if u := refUID(pv); u != "" && u != refUID(old) {
+	if u := invariants.RefUID(pv); u != "" && u != invariants.RefUID(old) {
 		if claim := c.byUID[u]; claim != nil && claim.DeletionTimestamp != nil && c.binderKnew(resPVC, c.deletedAt[u]) {
-			c.fail(e.RV, ruleDeletingClaimBound, "%s (%s) given %s while being deleted", claimKey(claim), u, pv.Name)
+			c.fail(e.RV, ruleDeletingClaimBound, "%s (%s) given %s while being deleted", invariants.ClaimKey(claim), u, pv.Name)
 		}
 		if old.DeletionTimestamp != nil && c.binderKnew(resPV, c.deletedAt[pv.UID]) {
-			c.fail(e.RV, ruleDeletingPVBound, "%s given to %s (%s) while being deleted", pv.Name, refKey(pv.Spec.ClaimRef), u)
+			c.fail(e.RV, ruleDeletingPVBound, "%s given to %s (%s) while being deleted", pv.Name, invariants.RefKey(pv.Spec.ClaimRef), u)
 		}
 	}
 	if old.Status.Phase != v1.VolumeReleased && pv.Status.Phase == v1.VolumeReleased {
 		// Released from a claim that still uses it (its spec.volumeName names it); a volume whose
 		// claim went to another volume is Released rightly while that claim lives on.
-		if claim := c.byUID[refUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
-			c.fail(e.RV, ruleReleasedEarly, "%s Released from %s (%s), which exists (deleting: %t)", pv.Name, claimKey(claim), claim.UID, claim.DeletionTimestamp != nil)
+		if claim := c.byUID[invariants.RefUID(pv)]; claim != nil && claim.Spec.VolumeName == pv.Name {
+			c.fail(e.RV, ruleReleasedEarly, "%s Released from %s (%s), which exists (deleting: %t)", pv.Name, invariants.ClaimKey(claim), claim.UID, claim.DeletionTimestamp != nil)
 		}
 	}
-	if want, ok := c.userReserved[pv.UID]; ok && pv.Spec.ClaimRef != nil && refKey(pv.Spec.ClaimRef) != want {
-		c.fail(e.RV, ruleReservedElsewhere, "%s reserved %s, now names %s", pv.Name, want, refKey(pv.Spec.ClaimRef))
+	if want, ok := c.userReserved[pv.UID]; ok && pv.Spec.ClaimRef != nil && invariants.RefKey(pv.Spec.ClaimRef) != want {
+		c.fail(e.RV, ruleReservedElsewhere, "%s reserved %s, now names %s", pv.Name, want, invariants.RefKey(pv.Spec.ClaimRef))
 	}
-	if u := refUID(old); u != "" && u != refUID(pv) {
+	if u := invariants.RefUID(old); u != "" && u != invariants.RefUID(pv) {
 		if claim := c.byUID[u]; claim != nil && claim.Status.Phase == v1.ClaimBound && claim.Spec.VolumeName == pv.Name {
 			c.fail(e.RV, ruleBoundTakenAway, "%s: claimRef %s(%s) -> %s(%s) while %s is Bound to it",
-				pv.Name, refKey(old.Spec.ClaimRef), u, refKey(pv.Spec.ClaimRef), refUID(pv), claimKey(claim))
+				pv.Name, invariants.RefKey(old.Spec.ClaimRef), u, invariants.RefKey(pv.Spec.ClaimRef), invariants.RefUID(pv), invariants.ClaimKey(claim))
 		}
 	}
 	if u, ok := c.retained[pv.Name]; ok {
 		switch {
-		case refUID(pv) != u:
-			c.fail(e.RV, ruleRetainedRebound, "%s was Released from %s (Retain); the binder set its claimRef to %q", pv.Name, u, refUID(pv))
+		case invariants.RefUID(pv) != u:
+			c.fail(e.RV, ruleRetainedRebound, "%s was Released from %s (Retain); the binder set its claimRef to %q", pv.Name, u, invariants.RefUID(pv))
 		case pv.Status.Phase == v1.VolumeBound || pv.Status.Phase == v1.VolumeAvailable:
 			c.fail(e.RV, ruleRetainedRebound, "%s was Released from %s (Retain); now %s", pv.Name, u, pv.Status.Phase)
 		}
 	} else if old.Status.Phase != v1.VolumeReleased && pv.Status.Phase == v1.VolumeReleased &&
 		pv.Spec.PersistentVolumeReclaimPolicy == v1.PersistentVolumeReclaimRetain {
-		c.retained[pv.Name] = refUID(pv)
+		c.retained[pv.Name] = invariants.RefUID(pv)
 	}
 	// A Bound volume without claimRef UID is checked once settled: unbinding a volume is two
 	// writes (claimRef, then phase), upstream's protocol, and the state between them is this.
@@ -239,7 +233,7 @@ func (c *checker) observeVolume(e event, byUser bool) {
 
 func (c *checker) observeClaim(e event) {
 	claim := e.New.(*v1.PersistentVolumeClaim)
-	k := claimKey(claim)
+	k := invariants.ClaimKey(claim)
 	switch e.Type {
 	case watch.Added:
 		c.claims[k] = claim
@@ -279,7 +273,7 @@ func (c *checker) observeClaim(e event) {
 			c.fail(e.RV, ruleRefsDisagree, "%s Bound without spec.volumeName", k)
 		case pv == nil:
 			// The user deleted the PV mid-bind: the claim goes Lost (checked once settled).
-		case old.Status.Phase == v1.ClaimLost && refUID(pv) == claim.UID:
+		case old.Status.Phase == v1.ClaimLost && invariants.RefUID(pv) == claim.UID:
 			// Checked when the binder wrote the volume's claimRef (observeVolume).
 		default:
 			if v := invariants.CheckBound(claim, pv, c.binding(pv, claim)); v != nil {
@@ -287,7 +281,7 @@ func (c *checker) observeClaim(e event) {
 			}
 		}
 	}
-	if old.Status.Phase == v1.ClaimBound && claim.Status.Phase != v1.ClaimBound && pv != nil && refUID(pv) == claim.UID {
+	if old.Status.Phase == v1.ClaimBound && claim.Status.Phase != v1.ClaimBound && pv != nil && invariants.RefUID(pv) == claim.UID {
 		c.fail(e.RV, ruleBoundLost, "%s went %s though %s still names it (phase %s)", k, claim.Status.Phase, pv.Name, pv.Status.Phase)
 	}
 }
@@ -308,7 +302,7 @@ func (c *checker) countTransition(e event) {
 		// unbindVolume of a volume a user bound to a claim that went to another volume, done by
 		// one arm only when the other's slower resync came after the volume's deletion (seed
 		// 1796413082435382368: two writes, not compared with the other arm's one).
-		if refUID(old) != "" && refUID(o) == "" {
+		if invariants.RefUID(old) != "" && invariants.RefUID(o) == "" {
 			c.transitions["pv unbind"]++
 		}
 	case *v1.PersistentVolumeClaim:
@@ -367,7 +361,7 @@ func (c *checker) binding(pv *v1.PersistentVolume, claim *v1.PersistentVolumeCla
 	_, prebound := c.userPrebound[claim.UID]
 	return invariants.Binding{
 		Prebound:  prebound,
-		Reserved:  c.userReserved[pv.UID] == claimKey(claim),
+		Reserved:  c.userReserved[pv.UID] == invariants.ClaimKey(claim),
 		UserBound: c.userBound[pv.UID] == claim.UID,
 	}
 }
@@ -387,9 +381,4 @@ func (c *checker) settled(pvs []*v1.PersistentVolume, claims []*v1.PersistentVol
 	for _, v := range invariants.Settled(pvs, claims, intent) {
 		c.fail(0, v.Rule, "%s", v.Detail)
 	}
-}
-
-// fitsMatched is what a volume the binder matches must meet (invariants.FitsMatched).
-func (c *checker) fitsMatched(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
-	return invariants.FitsMatched(pv, claim)
 }

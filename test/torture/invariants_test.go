@@ -50,13 +50,13 @@ func replayPlanted(c *checker, p invariants.PlantedState) {
 		fresh := claim.DeepCopy()
 		fresh.Spec.VolumeName, fresh.Status = "", v1.PersistentVolumeClaimStatus{Phase: v1.ClaimPending}
 		commit(watch.Added, resPVC, nil, fresh, false)
-		created[claimKey(claim)] = fresh
+		created[invariants.ClaimKey(claim)] = fresh
 	}
 	for _, pv := range p.Volumes {
 		commit(watch.Modified, resPV, created[pv.Name], pv, true)
 	}
 	for _, claim := range p.Claims {
-		old := created[claimKey(claim)]
+		old := created[invariants.ClaimKey(claim)]
 		if claim.Status.Phase == v1.ClaimLost {
 			bound := claim.DeepCopy()
 			bound.Status.Phase = v1.ClaimBound

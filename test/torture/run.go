@@ -284,7 +284,7 @@ func runArm(arm string, w workload) (res result) {
 	res.Excess, res.Pending = extra.Value(), pending
 	for _, c := range pvcs {
 		if c.DeletionTimestamp != nil {
-			res.Deleting = append(res.Deleting, claimKey(c))
+			res.Deleting = append(res.Deleting, invariants.ClaimKey(c))
 		}
 	}
 
@@ -297,10 +297,10 @@ func runArm(arm string, w workload) (res result) {
 func endState(pvs []*v1.PersistentVolume, pvcs []*v1.PersistentVolumeClaim) (map[string]string, map[string]string) {
 	claims, volumes := map[string]string{}, map[string]string{}
 	for _, c := range pvcs {
-		claims[claimKey(c)] = strings.TrimSpace(string(c.Status.Phase) + " " + c.Spec.VolumeName)
+		claims[invariants.ClaimKey(c)] = strings.TrimSpace(string(c.Status.Phase) + " " + c.Spec.VolumeName)
 	}
 	for _, pv := range pvs {
-		volumes[pv.Name] = strings.TrimSpace(string(pv.Status.Phase) + " " + strings.Trim(refKey(pv.Spec.ClaimRef), "/"))
+		volumes[pv.Name] = strings.TrimSpace(string(pv.Status.Phase) + " " + strings.Trim(invariants.RefKey(pv.Spec.ClaimRef), "/"))
 	}
 	return claims, volumes
 }
@@ -506,9 +506,9 @@ func traceLine(e event, start time.Time) string {
 	var what string
 	switch o := e.New.(type) {
 	case *v1.PersistentVolume:
-		what = fmt.Sprintf("pv %s phase=%s claimRef=%s(%s) ann=%v", o.Name, o.Status.Phase, refKey(o.Spec.ClaimRef), refUID(o), o.Annotations)
+		what = fmt.Sprintf("pv %s phase=%s claimRef=%s(%s) ann=%v", o.Name, o.Status.Phase, invariants.RefKey(o.Spec.ClaimRef), invariants.RefUID(o), o.Annotations)
 	case *v1.PersistentVolumeClaim:
-		what = fmt.Sprintf("pvc %s uid=%s phase=%s volumeName=%s ann=%v", claimKey(o), o.UID, o.Status.Phase, o.Spec.VolumeName, o.Annotations)
+		what = fmt.Sprintf("pvc %s uid=%s phase=%s volumeName=%s ann=%v", invariants.ClaimKey(o), o.UID, o.Status.Phase, o.Spec.VolumeName, o.Annotations)
 	default:
 		what = e.Resource
 	}

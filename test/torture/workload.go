@@ -75,14 +75,12 @@ type op struct {
 func (o op) String() string {
 	switch {
 	case o.PV != nil:
-		return fmt.Sprintf("+%s %s %s", o.After, o.Kind, describePV(o.PV))
+		return fmt.Sprintf("+%s %s %s", o.After, o.Kind, invariants.DescribePV(o.PV))
 	case o.Claim != nil:
 		return fmt.Sprintf("+%s %s %s", o.After, o.Kind, describeClaim(o.Claim))
 	}
 	return fmt.Sprintf("+%s %s %s", o.After, o.Kind, o.Target)
 }
-
-func describePV(pv *v1.PersistentVolume) string { return invariants.DescribePV(pv) }
 
 func describeClaim(c *v1.PersistentVolumeClaim) string {
 	s := fmt.Sprintf("%s/%s class=%q req=%s modes=%v mode=%s", c.Namespace, c.Name, ptr.Deref(c.Spec.StorageClassName, ""),
