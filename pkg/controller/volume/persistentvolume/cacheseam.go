@@ -42,9 +42,66 @@ func (pvIndex *persistentVolumeOrderedIndex) getByKey(name string) (interface{},
 	return pvIndex.store.GetByKey(name)
 }
 
-// indexKeys returns the names of the cached volumes that have value in the index.
-func (pvIndex *persistentVolumeOrderedIndex) indexKeys(indexName, value string) ([]string, error) {
-	return pvIndex.store.IndexKeys(indexName, value)
+// freeVolumes returns the cached volumes without claimRef in match order
+// (freevolumes.go), which the cache keeps in step (freeTrackingStore).
+func (pvIndex *persistentVolumeOrderedIndex) freeVolumes() *freeVolumes {
+	return pvIndex.free
+}
+
+// freeTrackingStore is the controller's volume cache, which records every volume it
+// stores, changes or removes in free (freevolumes.go) under free's lock: a
+// match's walk and the cache agree on which volumes are free.
+type freeTrackingStore struct {
+	cache.Indexer
+	free *freeVolumes
+}
+
+func (s freeTrackingStore) Add(obj interface{}) error {
+	return s.record(obj, s.Indexer.Add)
+}
+
+func (s freeTrackingStore) Update(obj interface{}) error {
+	return s.record(obj, s.Indexer.Update)
+}
+
+func (s freeTrackingStore) Delete(obj interface{}) error {
+	s.free.mu.Lock()
+	defer s.free.mu.Unlock()
+	if err := s.Indexer.Delete(obj); err != nil {
+		return err
+	}
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		s.free.setLocked(key, nil)
+	}
+	return nil
+}
+
+func (s freeTrackingStore) Replace(list []interface{}, resourceVersion string) error {
+	s.free.mu.Lock()
+	defer s.free.mu.Unlock()
+	if err := s.Indexer.Replace(list, resourceVersion); err != nil {
+		return err
+	}
+	volumes := make([]*v1.PersistentVolume, 0, len(list))
+	for _, obj := range list {
+		if volume, ok := obj.(*v1.PersistentVolume); ok {
+			volumes = append(volumes, volume)
+		}
+	}
+	s.free.resetLocked(volumes)
+	return nil
+}
+
+func (s freeTrackingStore) record(obj interface{}, store func(interface{}) error) error {
+	s.free.mu.Lock()
+	defer s.free.mu.Unlock()
+	if err := store(obj); err != nil {
+		return err
+	}
+	if volume, ok := obj.(*v1.PersistentVolume); ok {
+		s.free.setLocked(volume.Name, volume)
+	}
+	return nil
 }
 
 // getClaimByKey returns the cached claim of that namespace/name key, found

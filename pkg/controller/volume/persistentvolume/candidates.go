@@ -23,36 +23,21 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/volume"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
 
-// Indexes of the controller's volume cache that let a match look only at the
-// volumes it can choose: FindMatchingVolume skips every volume whose claimRef
-// names another claim, so the candidates for a claim are the volumes without
-// claimRef and those whose claimRef names the claim. Once most volumes are
-// bound, a match no longer walks all of them.
+// The volumes a match may choose for a claim are those without claimRef and
+// those whose claimRef names the claim: FindMatchingVolume skips every volume
+// whose claimRef names another claim. The volume cache indexes the claim a
+// claimRef names, and orders the volumes without claimRef (freevolumes.go), so
+// that once most volumes are bound a match no longer walks all of them.
 const (
-	// unclaimedAccessModesIndex: the access modes (as accessModesIndexFunc)
-	// of volumes without claimRef.
-	unclaimedAccessModesIndex = "unclaimed-accessmodes"
 	// cachedClaimRefIndex: namespace/name of the claim a volume's claimRef
 	// names.
 	cachedClaimRefIndex = "claimref"
 )
-
-func unclaimedAccessModesIndexFunc(obj interface{}) ([]string, error) {
-	pv, ok := obj.(*v1.PersistentVolume)
-	if !ok {
-		return nil, fmt.Errorf("object is not a persistent volume: %v", obj)
-	}
-	if pv.Spec.ClaimRef != nil {
-		return nil, nil
-	}
-	return []string{v1helper.GetAccessModesAsString(pv.Spec.AccessModes)}, nil
-}
 
 func cachedClaimRefIndexFunc(obj interface{}) ([]string, error) {
 	pv, ok := obj.(*v1.PersistentVolume)
@@ -66,12 +51,11 @@ func cachedClaimRefIndexFunc(obj interface{}) ([]string, error) {
 }
 
 // volumeIndexers are the indexes of the volume cache: upstream's access modes,
-// and the two that a match walks.
+// and the claim a claimRef names.
 func volumeIndexers() cache.Indexers {
 	return cache.Indexers{
-		"accessmodes":             accessModesIndexFunc,
-		unclaimedAccessModesIndex: unclaimedAccessModesIndexFunc,
-		cachedClaimRefIndex:       cachedClaimRefIndexFunc,
+		"accessmodes":       accessModesIndexFunc,
+		cachedClaimRefIndex: cachedClaimRefIndexFunc,
 	}
 }
 
@@ -84,9 +68,10 @@ var candidateChunk = 256
 // others: first the volumes whose claimRef names the claim (one bound to the
 // claim is chosen first, as FindMatchingVolume does), then, unless binding is
 // delayed (only such volumes can be chosen then), the volumes without
-// claimRef, chunk by chunk, keeping the smallest fit and stopping at a fit of
-// exactly the requested size: no fitting volume is smaller than the request.
-// Among equal fits the choice is arbitrary, as upstream's (index order).
+// claimRef of the claim's class, from the requested size up in order of
+// capacity (freevolumes.go), chunk by chunk, stopping at the first chunk with
+// a fit: no later volume is smaller. Among equal fits the choice is arbitrary,
+// as upstream's (here the first by name).
 func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.PersistentVolumeClaim, modes []v1.PersistentVolumeAccessMode, excluded map[string]*v1.PersistentVolume, delayBinding, vacEnabled bool) (*v1.PersistentVolume, error) {
 	modesKey := v1helper.GetAccessModesAsString(modes)
 	reservedObjs, err := pvIndex.reservingClaim(claimToClaimKey(claim))
@@ -106,38 +91,24 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 		return nil, nil
 	}
 
-	// The keys only: looking every volume up (ByIndex) would cost what the
-	// early stop saves. A volume gone or claimed since is skipped.
-	unclaimed, err := pvIndex.indexKeys(unclaimedAccessModesIndex, modesKey)
-	if err != nil {
-		return nil, err
-	}
-	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	// A volume gone or claimed since the walk read its name is skipped.
+	group := freeVolumeGroupOf(modes, volume.GetPersistentVolumeClaimClass(claim))
 	var best *v1.PersistentVolume
-	var bestQty resource.Quantity
-	chunk := make([]*v1.PersistentVolume, 0, min(candidateChunk, len(unclaimed)))
-	for start := 0; start < len(unclaimed); start += candidateChunk {
+	chunk := make([]*v1.PersistentVolume, 0, candidateChunk)
+	pvIndex.freeVolumes().walk(group, claim.Spec.Resources.Requests[v1.ResourceStorage], candidateChunk, func(names []string) bool {
 		chunk = chunk[:0]
-		for _, key := range unclaimed[start:min(start+candidateChunk, len(unclaimed))] {
-			if obj, found, err := pvIndex.getByKey(key); err == nil && found {
+		for _, name := range names {
+			if obj, found, err := pvIndex.getByKey(name); err == nil && found {
 				if pv, ok := obj.(*v1.PersistentVolume); ok {
 					chunk = append(chunk, pv)
 				}
 			}
 		}
-		fit, err := volume.FindMatchingVolume(claim, chunk, nil, excluded, false, vacEnabled)
-		if err != nil {
-			return nil, err
-		}
-		if fit == nil {
-			continue
-		}
-		if qty := fit.Spec.Capacity[v1.ResourceStorage]; best == nil || bestQty.Cmp(qty) > 0 {
-			best, bestQty = fit, qty
-		}
-		if bestQty.Cmp(requested) == 0 {
-			break
-		}
+		best, err = volume.FindMatchingVolume(claim, chunk, nil, excluded, false, vacEnabled)
+		return err == nil && best == nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return best, nil
 }

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 )
 
@@ -68,9 +69,11 @@ func TestFindAmongCandidates(t *testing.T) {
 // every volume of each access-mode set, as before the candidates indexes: on
 // random pools of volumes free, reserved and bound for this and other claims,
 // of random sizes (all distinct, so the smallest fit is one volume), classes,
-// phases and access modes.
+// phases and access modes, some of them changed (claimed, released, resized,
+// of another class) or deleted after they were stored.
 func TestFindByClaimAgreesWithFullScan(t *testing.T) {
-	// Chunks of 7 volumes: the smallest fit must be kept across chunks.
+	// Chunks of 7 volumes: the walk must be in order of capacity across
+	// chunks, and the ordered free volumes must follow every change.
 	defer func(chunk int) { candidateChunk = chunk }(candidateChunk)
 	candidateChunk = 7
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -95,13 +98,40 @@ func TestFindByClaimAgreesWithFullScan(t *testing.T) {
 			case 1, 2:
 				claimName, claimUID = fmt.Sprintf("other-%d", i), fmt.Sprintf("uid-o%d", i)
 			}
-			pv := newVolume(fmt.Sprintf("volume-%02d", i), fmt.Sprintf("%dMi", 1000+rng.IntN(100)*10+i), claimUID, claimName, phases[rng.IntN(len(phases))], v1.PersistentVolumeReclaimRetain, classes[rng.IntN(len(classes))])
+			pv := newVolume(fmt.Sprintf("volume-%02d", i), fmt.Sprintf("%dMi", 1000+rng.IntN(100)*40+i), claimUID, claimName, phases[rng.IntN(len(phases))], v1.PersistentVolumeReclaimRetain, classes[rng.IntN(len(classes))])
 			pv.Spec.AccessModes = modeSets[rng.IntN(len(modeSets))]
 			if err := index.volumeStore().Add(pv); err != nil {
 				t.Fatal(err)
 			}
 		}
-		claim := newClaim("claim-a", "uid-a", fmt.Sprintf("%dMi", 900+rng.IntN(300)), "", v1.ClaimPending, &classes[rng.IntN(len(classes))])
+		for range 12 {
+			i := rng.IntN(40)
+			obj, found, err := index.volumeStore().GetByKey(fmt.Sprintf("volume-%02d", i))
+			if err != nil || !found {
+				continue
+			}
+			pv := obj.(*v1.PersistentVolume).DeepCopy()
+			switch rng.IntN(5) {
+			case 0:
+				err = index.volumeStore().Delete(pv)
+			case 1:
+				pv.Spec.ClaimRef = nil
+				err = index.volumeStore().Update(pv)
+			case 2:
+				pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: "default", Name: "someone-else", UID: "uid-else"}
+				err = index.volumeStore().Update(pv)
+			case 3:
+				pv.Spec.Capacity[v1.ResourceStorage] = resource.MustParse(fmt.Sprintf("%dMi", 1000+rng.IntN(100)*40+i))
+				err = index.volumeStore().Update(pv)
+			case 4:
+				pv.Spec.StorageClassName = classes[rng.IntN(len(classes))]
+				err = index.volumeStore().Update(pv)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		claim := newClaim("claim-a", "uid-a", fmt.Sprintf("%dMi", 900+rng.IntN(4200)), "", v1.ClaimPending, &classes[rng.IntN(len(classes))])
 		claim.Spec.AccessModes = modeSets[rng.IntN(len(modeSets))]
 		delayBinding := rng.IntN(4) == 0
 

@@ -34,10 +34,13 @@ import (
 // indexed by AccessModes and ordered by storage capacity.
 type persistentVolumeOrderedIndex struct {
 	store cache.Indexer
+	// free: the volumes without claimRef in match order (freevolumes.go).
+	free *freeVolumes
 }
 
 func newPersistentVolumeOrderedIndex() persistentVolumeOrderedIndex {
-	return persistentVolumeOrderedIndex{cache.NewIndexer(cache.MetaNamespaceKeyFunc, volumeIndexers())}
+	free := newFreeVolumes()
+	return persistentVolumeOrderedIndex{store: freeTrackingStore{cache.NewIndexer(cache.MetaNamespaceKeyFunc, volumeIndexers()), free}, free: free}
 }
 
 // accessModesIndexFunc is an indexing function that returns a persistent

@@ -22,7 +22,7 @@ import (
 	"errors"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/component-helpers/storage/volume"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 	v1helper "k8s.io/kubernetes/pkg/apis/core/v1/helper"
 )
 
@@ -48,45 +48,49 @@ func (pvIndex *persistentVolumeOrderedIndex) betterFitComing(claim *v1.Persisten
 	}
 	chosenQty := chosen.Spec.Capacity[v1.ResourceStorage]
 	requested := claim.Spec.Resources.Requests[v1.ResourceStorage]
-	chosenGroup := v1helper.GetAccessModesAsString(chosen.Spec.AccessModes)
+	chosenModes := v1helper.GetAccessModesAsString(chosen.Spec.AccessModes)
+	class := storagehelpers.GetPersistentVolumeClaimClass(claim)
 	for _, modes := range pvIndex.allPossibleMatchingAccessModes(claim.Spec.AccessModes) {
-		group := v1helper.GetAccessModesAsString(modes)
-		if group == chosenGroup && chosenQty.Cmp(requested) == 0 {
+		group := freeVolumeGroupOf(modes, class)
+		inChosenGroup := group.modes == chosenModes
+		if inChosenGroup && chosenQty.Cmp(requested) == 0 {
 			return false, nil
 		}
-		keys, err := pvIndex.indexKeys(unclaimedAccessModesIndex, group)
-		if err != nil {
-			return false, err
-		}
-		for _, key := range keys {
-			obj, found, err := pvIndex.getByKey(key)
-			if err != nil || !found {
-				continue
-			}
-			pv, ok := obj.(*v1.PersistentVolume)
-			// Available too: one that turned Available after this match
-			// read the index is not a candidate of it, and its write has woken
-			// the claim, which waits from before its match on.
-			if !ok || pv.Name == chosen.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
-				(pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending && pv.Status.Phase != v1.VolumeAvailable) {
-				continue
-			}
-			if group == chosenGroup {
-				if qty := pv.Spec.Capacity[v1.ResourceStorage]; qty.Cmp(chosenQty) >= 0 {
+		var coming bool
+		var err error
+		pvIndex.freeVolumes().walk(group, requested, candidateChunk, func(names []string) bool {
+			for _, name := range names {
+				obj, found, getErr := pvIndex.getByKey(name)
+				if getErr != nil || !found {
 					continue
 				}
+				pv, ok := obj.(*v1.PersistentVolume)
+				// Available too: one that turned Available after this match
+				// read the index is not a candidate of it, and its write has woken
+				// the claim, which waits from before its match on.
+				if !ok || pv.Name == chosen.Name || pv.Spec.ClaimRef != nil || pv.DeletionTimestamp != nil ||
+					(pv.Status.Phase != "" && pv.Status.Phase != v1.VolumePending && pv.Status.Phase != v1.VolumeAvailable) {
+					continue
+				}
+				if inChosenGroup {
+					if qty := pv.Spec.Capacity[v1.ResourceStorage]; qty.Cmp(chosenQty) >= 0 {
+						return false // the walk is in order of capacity: none after is smaller
+					}
+				}
+				soon := pv.DeepCopy()
+				soon.Status.Phase = v1.VolumeAvailable
+				var fit *v1.PersistentVolume
+				if fit, err = storagehelpers.FindMatchingVolume(claim, []*v1.PersistentVolume{soon}, nil, excluded, false, vacEnabled); err != nil || fit != nil {
+					coming = fit != nil
+					return false
+				}
 			}
-			soon := pv.DeepCopy()
-			soon.Status.Phase = v1.VolumeAvailable
-			fit, err := volume.FindMatchingVolume(claim, []*v1.PersistentVolume{soon}, nil, excluded, false, vacEnabled)
-			if err != nil {
-				return false, err
-			}
-			if fit != nil {
-				return true, nil
-			}
+			return true
+		})
+		if err != nil || coming {
+			return coming, err
 		}
-		if group == chosenGroup {
+		if inChosenGroup {
 			return false, nil
 		}
 	}
