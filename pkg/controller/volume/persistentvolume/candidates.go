@@ -91,17 +91,14 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 		return nil, nil
 	}
 
-	// A volume gone or claimed since the walk read its name is skipped.
 	group := freeVolumeGroupOf(modes, volume.GetPersistentVolumeClaimClass(claim))
 	var best *v1.PersistentVolume
 	chunk := make([]*v1.PersistentVolume, 0, candidateChunk)
 	pvIndex.freeVolumes().walk(group, claim.Spec.Resources.Requests[v1.ResourceStorage], candidateChunk, func(names []string) bool {
 		chunk = chunk[:0]
 		for _, name := range names {
-			if obj, found, err := pvIndex.getByKey(name); err == nil && found {
-				if pv, ok := obj.(*v1.PersistentVolume); ok {
-					chunk = append(chunk, pv)
-				}
+			if pv, ok := pvIndex.freeInGroup(name, group); ok {
+				chunk = append(chunk, pv)
 			}
 		}
 		best, err = volume.FindMatchingVolume(claim, chunk, nil, excluded, false, vacEnabled)
@@ -111,6 +108,23 @@ func (pvIndex *persistentVolumeOrderedIndex) findAmongCandidates(claim *v1.Persi
 		return nil, err
 	}
 	return best, nil
+}
+
+// freeInGroup returns the cached volume of that name if its access modes and
+// class are still the group's. A volume gone or changed since the walk read
+// its name is skipped: FindMatchingVolume does not look at access modes (the
+// group stands for them) and returns a volume whose claimRef names the claim
+// whatever they are, so what the volume is now decides.
+func (pvIndex *persistentVolumeOrderedIndex) freeInGroup(name string, group freeVolumeGroup) (*v1.PersistentVolume, bool) {
+	obj, found, err := pvIndex.getByKey(name)
+	if err != nil || !found {
+		return nil, false
+	}
+	pv, ok := obj.(*v1.PersistentVolume)
+	if !ok || freeVolumeGroupOf(pv.Spec.AccessModes, volume.GetPersistentVolumeClass(pv)) != group {
+		return nil, false
+	}
+	return pv, true
 }
 
 // findReservedForClaim returns a volume whose claimRef names the claim (bound

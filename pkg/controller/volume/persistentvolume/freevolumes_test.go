@@ -131,3 +131,38 @@ func BenchmarkFindAmongCandidates(b *testing.B) {
 		}
 	}
 }
+
+// The store replaced at once, as a relist does: one free volume now reserves
+// the claim with access modes the claim does not ask for, another is gone and
+// a third is new. The match takes the new one: the reserving volume is not a
+// fit (FindMatchingVolume would return it, for its claimRef), the gone one is
+// not there.
+func TestMatchFollowsAReplacedStore(t *testing.T) {
+	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
+	freeVolume := func(name, size string) *v1.PersistentVolume {
+		pv := newVolume(name, size, "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+		pv.Spec.AccessModes = rwo
+		return pv
+	}
+	index := newPersistentVolumeOrderedIndex()
+	for _, pv := range []*v1.PersistentVolume{freeVolume("volume-a", "1Gi"), freeVolume("volume-b", "2Gi")} {
+		if err := index.volumeStore().Add(pv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := newClaim("claim-x", "uid-x", "1Gi", "", v1.ClaimPending, nil)
+	claim.Spec.AccessModes = rwo
+	if got, err := index.findAmongCandidates(claim, rwo, nil, false, true); err != nil || name(got) != "volume-a" {
+		t.Fatalf("before the relist: chose %s (%v), want volume-a", name(got), err)
+	}
+
+	reserving := freeVolume("volume-a", "1Gi")
+	reserving.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadOnlyMany}
+	reserving.Spec.ClaimRef = &v1.ObjectReference{Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	if err := index.volumeStore().Replace([]interface{}{reserving, freeVolume("volume-c", "3Gi")}, "2"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := index.findAmongCandidates(claim, rwo, nil, false, true); err != nil || name(got) != "volume-c" {
+		t.Errorf("after the relist: chose %s (%v), want volume-c", name(got), err)
+	}
+}

@@ -212,9 +212,11 @@ func (ctrl *PersistentVolumeController) initializeCaches(logger klog.Logger, vol
 		logger.Error(err, "PersistentVolumeController can't initialize caches")
 		return
 	}
+	// The informer's objects, as the workers store them: the controller never
+	// changes a cached object (it writes copies), and a copy of every object
+	// would double the binder's memory until each changed or was resynced.
 	for _, volume := range volumeList {
-		volumeClone := volume.DeepCopy()
-		if _, err = ctrl.storeVolumeUpdate(logger, volumeClone); err != nil {
+		if _, err = ctrl.storeVolumeUpdate(logger, volume); err != nil {
 			logger.Error(err, "Error updating volume cache")
 		}
 	}
@@ -225,7 +227,7 @@ func (ctrl *PersistentVolumeController) initializeCaches(logger klog.Logger, vol
 		return
 	}
 	for _, claim := range claimList {
-		if _, err = ctrl.storeClaimUpdate(logger, claim.DeepCopy()); err != nil {
+		if _, err = ctrl.storeClaimUpdate(logger, claim); err != nil {
 			logger.Error(err, "Error updating claim cache")
 		}
 	}

@@ -60,11 +60,7 @@ func (pvIndex *persistentVolumeOrderedIndex) betterFitComing(claim *v1.Persisten
 		var err error
 		pvIndex.freeVolumes().walk(group, requested, candidateChunk, func(names []string) bool {
 			for _, name := range names {
-				obj, found, getErr := pvIndex.getByKey(name)
-				if getErr != nil || !found {
-					continue
-				}
-				pv, ok := obj.(*v1.PersistentVolume)
+				pv, ok := pvIndex.freeInGroup(name, group)
 				// Available too: one that turned Available after this match
 				// read the index is not a candidate of it, and its write has woken
 				// the claim, which waits from before its match on.
