@@ -20,7 +20,9 @@
 #   throughput first, on a fresh cluster with no binder; 0: skip), LOAD_QPS (client QPS of the load
 #   generator, 100000: the objects are created as fast as the apiserver takes them), LOAD_TIMEOUT (30m:
 #   how long pv-load waits for every claim to be Bound; a run that times out still reports what was
-#   bound by then, e.g. an arm that cannot finish 100 000 pairs within an hour).
+#   bound by then, e.g. an arm that cannot finish 100 000 pairs within an hour), PROFILE (0; 1: a CPU
+#   profile of ours over each run, RUN.pprof beside the raw data: 20-second profiles from its
+#   /debug/pprof, merged; `go tool pprof -top RUN.pprof`).
 # --quick: COUNT=100, PVC_FIRST_COUNT=50, QPS_LIST=1000, OUT=_output/bench-quick (a smoke run, minutes).
 # After the runs, hack/cmd/benchreport writes OUT/report.md and OUT/cdf-*.png.
 set -euo pipefail
@@ -54,6 +56,19 @@ binder_pid() {
   if [[ "$1" == ours* ]]; then cat "${REPO_ROOT}/_output/local/bench/pv-controller-manager.pid"; else
     pgrep -f "${KWOK_WORKDIR}/clusters/bench/.*kube-controller-manager" | head -1
   fi
+}
+# profile_while FILE MARKER: CPU profiles of ours, 20 s each, while MARKER exists, merged into FILE
+# (its /debug/pprof, with the cluster's admin certificate: the binder's authorizer delegates to the
+# apiserver).
+profile_while() {
+  local pki="${KWOK_WORKDIR}/clusters/bench/pki" part=0
+  while [[ -e "$2" ]]; do
+    curl -sk --cert "${pki}/admin.crt" --key "${pki}/admin.key" -o "$1.part${part}" \
+      "https://127.0.0.1:${BENCH_SECURE_PORT:-10277}/debug/pprof/profile?seconds=20" || true
+    part=$((part + 1))
+  done
+  go tool pprof -proto "$1".part* >"$1" 2>/dev/null || echo "bench.sh: no CPU profile in $1" >&2
+  rm -f "$1".part*
 }
 # scrape_control_plane FILE: KCM's queue and client-latency metrics (prefixed kcm_; its /metrics is
 # open on kwokctl's clusters) and the apiserver's priority-and-fairness waits, for benchreport's
@@ -157,6 +172,12 @@ for qps in ${QPS_LIST}; do
       scrape_control_plane "${result%.json}.cp-before.prom"
       verified=false
       : >"${OUT}/.last-run" # this run's output only: its verify line, not an earlier arm's
+      profiler=""
+      if [[ "${PROFILE:-0}" == "1" && "${arm}" == ours* ]]; then
+        : >"${OUT}/.profiling"
+        profile_while "${result%.json}.pprof" "${OUT}/.profiling" &
+        profiler=$!
+      fi
       "${BIN_DIR}/pv-load" --kubeconfig "${REPO_ROOT}/_output/local/bench/kubeconfig" --scenario "${scenario}" --nodes "${BENCH_NODES:-20}" --count "${count}" \
         --concurrency "${CONCURRENCY}" --qps "${LOAD_QPS:-100000}" --json "${result}" --cleanup=false --timeout "${LOAD_TIMEOUT:-30m}" | tee -a "${summary}" "${OUT}/.last-run" ||
         echo "pv-load failed (claims left unbound at LOAD_TIMEOUT, or an error above): the arm's figures cover what it did" | tee -a "${summary}"
@@ -165,6 +186,11 @@ for qps in ${QPS_LIST}; do
       cpu_snapshot "${arm}" >"${OUT}/.cpu-after"
       cpu_json "${OUT}/.cpu-before" "${OUT}/.cpu-after" "$(awk -v a="${run_start}" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" >"${result%.json}.cpu.json"
       rm -f "${OUT}/.cpu-before" "${OUT}/.cpu-after"
+      # After the CPU figures: the last profile runs up to 20 s past the load.
+      if [[ -n "${profiler}" ]]; then
+        rm -f "${OUT}/.profiling"
+        wait "${profiler}" || true
+      fi
       scrape_control_plane "${result%.json}.cp-after.prom"
       rss="$(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' "/proc/${pid}/status")"
       audit="${KWOK_WORKDIR}/clusters/bench/logs/audit.log"
@@ -202,7 +228,7 @@ rm -f "${OUT}/.last-run"
 # _output/bench-raw/<run>/ (docs/results keeps no raw data: the run's command makes it again).
 if [[ "${OUT}" == "${REPO_ROOT}/docs/"* ]] && compgen -G "${OUT}/*.json" >/dev/null; then
   raw="${REPO_ROOT}/_output/bench-raw/$(basename "${OUT}")"
-  mkdir -p "${raw}" && mv "${OUT}"/*.json "${raw}/" && { mv "${OUT}"/*.prom "${raw}/" 2>/dev/null || true; }
+  mkdir -p "${raw}" && mv "${OUT}"/*.json "${raw}/" && { mv "${OUT}"/*.prom "${raw}/" 2>/dev/null || true; } && { mv "${OUT}"/*.pprof "${raw}/" 2>/dev/null || true; }
   echo "raw data in ${raw}"
 fi
 echo "results in ${OUT} (report.md, summary.txt, cdf-*.png)"

@@ -313,6 +313,7 @@ var regressions = []struct {
 	{1178, "patch 0018 (torture bug 17): the same, the binder running from the start (2 of 4 replays failed with the first draft)", false, true},
 	{2069, "patch 0018 (torture bug 17): the same, a binder started on a pool under faults (2 of 4 replays failed with the first draft)", true, true},
 	{2440, "patch 0018 (torture bug 17): the same (2 of 4 replays failed with the first draft)", true, true},
+	{1796496745111328086, "patch 0015 on v1.38 (torture bug 30): a relist made a free volume reserve the claim with access modes it does not ask for, and the walk over the free volumes chose it (1 of 8 replays failed before the fix)", true, false},
 }
 
 func TestTortureRegressions(t *testing.T) {
