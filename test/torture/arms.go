@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	upstream "k8s.io/kubernetes/pkg/controller/volume/persistentvolume"
 
+	"github.com/fastpv/pv-controller-manager/pkg/compact"
 	ours "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 )
 
@@ -33,6 +34,15 @@ const (
 
 type runner interface {
 	Run(ctx context.Context)
+}
+
+// armInformers returns the arm's informers as its binary makes them: ours' compact volumes and
+// claims (pkg/compact), so that their shared parts run under every seed.
+func armInformers(arm string, client kubernetes.Interface) informers.SharedInformerFactory {
+	if arm == armOurs {
+		return informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(compact.New().Transform))
+	}
+	return informers.NewSharedInformerFactory(client, 0)
 }
 
 // startArm builds the arm's controller on client and returns it; the informers are started by

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
@@ -114,7 +113,7 @@ func runArm(arm string, w workload) (res result) {
 	s.faults = newFaultPlan(w.Seed, w.Faults)
 	s.protection = w.Protection
 	s.mu.Unlock()
-	factory := informers.NewSharedInformerFactory(binder, 0)
+	factory := armInformers(arm, binder)
 	ctrl, err := startArm(ctx, arm, binder, factory)
 	if err != nil {
 		res.Error = err.Error()

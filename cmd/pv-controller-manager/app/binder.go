@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/config"
 	"github.com/fastpv/pv-controller-manager/cmd/pv-controller-manager/app/options"
+	"github.com/fastpv/pv-controller-manager/pkg/compact"
 	persistentvolumecontroller "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume"
 	"github.com/fastpv/pv-controller-manager/pkg/pendingclaims"
 	"github.com/fastpv/pv-controller-manager/pkg/shadow"
@@ -25,7 +25,8 @@ import (
 )
 
 // newBinderInformers returns the factory of the binder's informers, as KCM's shared informers
-// (managedFields trimmed), once the apiserver answers.
+// (managedFields trimmed, as KCM does; volumes and claims compacted: pkg/compact), once the
+// apiserver answers.
 func newBinderInformers(c *config.Config) (informers.SharedInformerFactory, error) {
 	informerClient, err := clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}.Client("shared-informers")
 	if err != nil {
@@ -35,14 +36,7 @@ func newBinderInformers(c *config.Config) (informers.SharedInformerFactory, erro
 	if err := genericcontrollermanager.WaitForAPIServer(informerClient, 10*time.Second); err != nil {
 		return nil, fmt.Errorf("failed to wait for apiserver being healthy: %w", err)
 	}
-	// Trim managedFields for memory, as KCM does.
-	trim := func(obj interface{}) (interface{}, error) {
-		if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
-			accessor.SetManagedFields(nil)
-		}
-		return obj, nil
-	}
-	return informers.NewSharedInformerFactoryWithOptions(informerClient, resyncPeriod(c), informers.WithTransform(trim)), nil
+	return informers.NewSharedInformerFactoryWithOptions(informerClient, resyncPeriod(c), informers.WithTransform(compact.New().Transform)), nil
 }
 
 // runBinder builds the controller as KCM's newPersistentVolumeBinderController does, on the given

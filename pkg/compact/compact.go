@@ -1,0 +1,244 @@
+package compact
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unique"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// maxShared bounds each table of shared parts.
+const maxShared = 4096
+
+// maxKeyBytes: maps whose content is longer are not shared (such values, a last-applied
+// configuration for example, are seldom held alike and would cost a long key per event).
+const maxKeyBytes = 512
+
+// Sharer holds the parts shared among the objects it has compacted. Its Transform is safe for
+// concurrent use by several informers.
+type Sharer struct {
+	mu          sync.Mutex
+	stringMaps  table[map[string]string]
+	resources   table[v1.ResourceList]
+	accessModes table[[]v1.PersistentVolumeAccessMode]
+	stringLists table[[]string]
+	strings     table[*string]
+	volumeModes table[*v1.PersistentVolumeMode]
+	hostPaths   table[*v1.HostPathType]
+}
+
+// New returns an empty Sharer.
+func New() *Sharer { return &Sharer{} }
+
+// Transform is a cache.TransformFunc: it drops managedFields from any object and compacts volumes
+// and claims in place. It returns the object it was given.
+func (s *Sharer) Transform(obj interface{}) (interface{}, error) {
+	switch o := obj.(type) {
+	case *v1.PersistentVolume:
+		s.mu.Lock()
+		s.volume(o)
+		s.mu.Unlock()
+	case *v1.PersistentVolumeClaim:
+		s.mu.Lock()
+		s.claim(o)
+		s.mu.Unlock()
+	default:
+		if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+			accessor.SetManagedFields(nil)
+		}
+	}
+	return obj, nil
+}
+
+func (s *Sharer) volume(pv *v1.PersistentVolume) {
+	s.objectMeta(&pv.ObjectMeta)
+	spec := &pv.Spec
+	setMap(&spec.Capacity, s.resourceList(spec.Capacity))
+	setSlice(&spec.AccessModes, s.modes(spec.AccessModes))
+	setSlice(&spec.MountOptions, s.stringList(spec.MountOptions))
+	setString(&spec.StorageClassName, intern(spec.StorageClassName))
+	setString(&spec.PersistentVolumeReclaimPolicy, intern(spec.PersistentVolumeReclaimPolicy))
+	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
+	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
+	if ref := spec.ClaimRef; ref != nil {
+		setString(&ref.Kind, intern(ref.Kind))
+		setString(&ref.APIVersion, intern(ref.APIVersion))
+		setString(&ref.Namespace, intern(ref.Namespace))
+	}
+	if hostPath := spec.HostPath; hostPath != nil {
+		setPointer(&hostPath.Type, s.hostPathType(hostPath.Type))
+	}
+	if csi := spec.CSI; csi != nil {
+		setString(&csi.Driver, intern(csi.Driver))
+		setString(&csi.FSType, intern(csi.FSType))
+		setMap(&csi.VolumeAttributes, s.stringMap(csi.VolumeAttributes))
+	}
+	if local := spec.Local; local != nil {
+		setPointer(&local.FSType, s.string(local.FSType))
+	}
+	if affinity := spec.NodeAffinity; affinity != nil && affinity.Required != nil {
+		for i := range affinity.Required.NodeSelectorTerms {
+			term := &affinity.Required.NodeSelectorTerms[i]
+			for _, requirements := range [][]v1.NodeSelectorRequirement{term.MatchExpressions, term.MatchFields} {
+				for j := range requirements {
+					r := &requirements[j]
+					setString(&r.Key, intern(r.Key))
+					setString(&r.Operator, intern(r.Operator))
+					setSlice(&r.Values, s.stringList(r.Values))
+				}
+			}
+		}
+	}
+	setString(&pv.Status.Phase, intern(pv.Status.Phase))
+}
+
+func (s *Sharer) claim(pvc *v1.PersistentVolumeClaim) {
+	s.objectMeta(&pvc.ObjectMeta)
+	spec := &pvc.Spec
+	setSlice(&spec.AccessModes, s.modes(spec.AccessModes))
+	setMap(&spec.Resources.Requests, s.resourceList(spec.Resources.Requests))
+	setMap(&spec.Resources.Limits, s.resourceList(spec.Resources.Limits))
+	setPointer(&spec.StorageClassName, s.string(spec.StorageClassName))
+	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
+	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
+	status := &pvc.Status
+	setString(&status.Phase, intern(status.Phase))
+	setSlice(&status.AccessModes, s.modes(status.AccessModes))
+	setMap(&status.Capacity, s.resourceList(status.Capacity))
+	setMap(&status.AllocatedResources, s.resourceList(status.AllocatedResources))
+}
+
+func (s *Sharer) objectMeta(m *metav1ObjectMeta) {
+	if m.ManagedFields != nil {
+		m.ManagedFields = nil
+	}
+	setString(&m.Namespace, intern(m.Namespace))
+	setMap(&m.Labels, s.stringMap(m.Labels))
+	setMap(&m.Annotations, s.stringMap(m.Annotations))
+	setSlice(&m.Finalizers, s.stringList(m.Finalizers))
+}
+
+func (s *Sharer) stringMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	var b strings.Builder
+	for _, k := range keys {
+		if b.Len()+len(k)+len(m[k]) > maxKeyBytes {
+			return m
+		}
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	return s.stringMaps.share(b.String(), m, maps.Equal[map[string]string])
+}
+
+func (s *Sharer) resourceList(list v1.ResourceList) v1.ResourceList {
+	if len(list) == 0 {
+		return list
+	}
+	names := make([]string, 0, len(list))
+	for name := range list {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		q := list[v1.ResourceName(name)]
+		b.WriteString(name)
+		b.WriteByte(0)
+		b.WriteString(q.String())
+		b.WriteByte(0)
+		b.WriteString(string(q.Format))
+		b.WriteByte(0)
+	}
+	return s.resources.share(b.String(), list, func(a, b v1.ResourceList) bool { return reflect.DeepEqual(a, b) })
+}
+
+func (s *Sharer) modes(modes []v1.PersistentVolumeAccessMode) []v1.PersistentVolumeAccessMode {
+	if len(modes) == 0 {
+		return modes
+	}
+	var b strings.Builder
+	for _, m := range modes {
+		b.WriteString(string(m))
+		b.WriteByte(0)
+	}
+	return s.accessModes.share(b.String(), slices.Clip(modes), slices.Equal[[]v1.PersistentVolumeAccessMode])
+}
+
+func (s *Sharer) stringList(list []string) []string {
+	if len(list) == 0 {
+		return list
+	}
+	var b strings.Builder
+	for _, v := range list {
+		if b.Len()+len(v) > maxKeyBytes {
+			return list
+		}
+		b.WriteString(v)
+		b.WriteByte(0)
+	}
+	return s.stringLists.share(b.String(), slices.Clip(list), slices.Equal[[]string])
+}
+
+func (s *Sharer) string(p *string) *string {
+	if p == nil || len(*p) > maxKeyBytes {
+		return p
+	}
+	return s.strings.share(*p, p, func(a, b *string) bool { return *a == *b })
+}
+
+func (s *Sharer) volumeMode(p *v1.PersistentVolumeMode) *v1.PersistentVolumeMode {
+	if p == nil {
+		return p
+	}
+	return s.volumeModes.share(string(*p), p, func(a, b *v1.PersistentVolumeMode) bool { return *a == *b })
+}
+
+func (s *Sharer) hostPathType(p *v1.HostPathType) *v1.HostPathType {
+	if p == nil {
+		return p
+	}
+	return s.hostPaths.share(string(*p), p, func(a, b *v1.HostPathType) bool { return *a == *b })
+}
+
+// table holds at most maxShared shared values by a key of their content.
+type table[T any] struct {
+	byKey map[string]T
+}
+
+// share returns the value shared for key if it equals own, else own (remembered as the shared
+// value for key while the table has room).
+func (t *table[T]) share(key string, own T, equal func(a, b T) bool) T {
+	if shared, ok := t.byKey[key]; ok {
+		if equal(shared, own) {
+			return shared
+		}
+		return own
+	}
+	if len(t.byKey) < maxShared {
+		if t.byKey == nil {
+			t.byKey = map[string]T{}
+		}
+		t.byKey[key] = own
+	}
+	return own
+}
+
+// intern returns the one copy of s that package unique keeps.
+func intern[S ~string](s S) S {
+	if s == "" || len(s) > maxKeyBytes {
+		return s
+	}
+	return S(unique.Make(string(s)).Value())
+}
