@@ -10,7 +10,7 @@
 #   - start -> caches synced (ours: /readyz; upstream: KCM's "Caches are synced" for the PV controller);
 #   - FRESH pre-bound pairs created at the start: start -> all of them bound;
 #   - the binder's writes to the settled population (audit log, its user agent, resident-* objects);
-#   - then IDLE with nothing to do: CPU seconds per minute, RSS (now and peak), Go heap in use,
+#   - then IDLE with nothing to do: CPU seconds per minute, RSS (now and peak), Go heap in use and live after a forced collection (both per volume or claim),
 #     claim and volume syncs per minute (workqueue adds);
 #   - fresh work under a full resync (FRESH_RESYNC pairs, 0 = skipped): before the population, each
 #     arm alone on the empty cluster binds FRESH_RESYNC pre-bound pairs created at once; after the
@@ -93,6 +93,17 @@ metrics() {
 # adds FILE: claim and volume work-queue adds in a scrape.
 adds() { awk '/^workqueue_adds_total\{name="(claims|volumes)"\}/ {s += $2} END {print s + 0}' "$1"; }
 heap_mib() { awk '/^go_memstats_heap_inuse_bytes / {printf "%.0f", $2 / 1048576}' "$1"; }
+# live_heap_mib ARM: the Go heap the binder's objects hold: a heap profile forces a collection, the
+# scrape after it reads the live bytes (go_memstats_heap_alloc_bytes; heap in use above counts
+# garbage not yet collected too).
+live_heap_mib() {
+  if [[ "$1" == upstream ]]; then curl -sk -o "${OUT}/$1.heap" "https://127.0.0.1:${upstream_port}/debug/pprof/heap?gc=1"; else
+    curl -sk -o "${OUT}/$1.heap" --cert "${kwok_dir}/pki/admin.crt" --key "${kwok_dir}/pki/admin.key" "https://127.0.0.1:${SECURE_PORT}/debug/pprof/heap?gc=1"
+  fi
+  metrics "$1" | awk '/^go_memstats_heap_alloc_bytes / {printf "%.0f", $2 / 1048576}'
+}
+# kib_per_object MIB: MIB over the volumes and claims the binder holds.
+kib_per_object() { awk -v m="$1" -v n="$((2 * RESIDENT + RESIDENT / 10 + 2 * FRESH))" 'BEGIN{printf "%.1f", m * 1024 / n}'; }
 
 since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}'; }
 # pv_synced LOG: the PV controller's caches synced, in either binder's log: a "Caches are synced"
@@ -118,7 +129,7 @@ launch() {
   shift 3
   if [[ "${arm}" == upstream ]]; then
     "${kwok_dir}/bin/kube-controller-manager" --kubeconfig="${kwok_dir}/kubeconfig.yaml" \
-      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --secure-port="${port}" \
+      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/heap --secure-port="${port}" \
       --controllers=persistentvolume-binder-controller "$@" -v=2 \
       --kube-api-qps="${QPS}" --kube-api-burst="${QPS}" --pvclaimbinder-sync-period="${SYNC_PERIOD}" >"${log}" 2>&1 &
   else
@@ -229,9 +240,10 @@ for arm in ${restart_arms}; do
   rss="$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
   hwm="$(awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/${pid}/status")"
   heap="$(heap_mib "${OUT}/${arm}-idle-after.prom")"
+  live="$(live_heap_mib "${arm}")"
   syncs_per_min="$(awk -v a="$(adds "${OUT}/${arm}-idle-before.prom")" -v b="$(adds "${OUT}/${arm}-idle-after.prom")" -v s="${idle_seconds}" 'BEGIN{printf "%.0f", (b-a)*60/s}')"
   cpu_per_min="$(awk -v a="${cpu0}" -v b="${cpu1}" -v s="${idle_seconds}" 'BEGIN{printf "%.2f", (b-a)*60/s}')"
-  echo "writes to the resident population: ${writes_settled} from start to a minute after the fresh pairs bound, ${writes_idle} while idle; idle ${IDLE}: CPU ${cpu_per_min} s/min, ${syncs_per_min} syncs/min; RSS ${rss} MiB (peak ${hwm} MiB), heap in use ${heap} MiB" | tee -a "${summary}"
+  echo "writes to the resident population: ${writes_settled} from start to a minute after the fresh pairs bound, ${writes_idle} while idle; idle ${IDLE}: CPU ${cpu_per_min} s/min, ${syncs_per_min} syncs/min; RSS ${rss} MiB (peak ${hwm} MiB), heap in use ${heap} MiB; live heap after a forced GC ${live:-?} MiB; per volume or claim: live heap $(kib_per_object "${live:-0}") KiB, RSS $(kib_per_object "${rss}") KiB, peak $(kib_per_object "${hwm}") KiB" | tee -a "${summary}"
   resync_line=""
   if ((FRESH_RESYNC > 0)); then
     # Ours: wait for its first full resync (it starts a full period after the binder's start).
@@ -254,7 +266,7 @@ for arm in ${restart_arms}; do
  "startToSyncedSeconds": ${synced_s:-null}, "startToFreshBoundSeconds": ${fresh_s},
  "writesStartup": ${writes_settled}, "writesIdle": ${writes_idle},
  "idleCPUSecondsPerMinute": ${cpu_per_min}, "idleSyncsPerMinute": ${syncs_per_min},
- "rssMiB": ${rss}, "peakRSSMiB": ${hwm}, "heapInUseMiB": ${heap:-null}, "etcdMiB": ${etcd_db:-null},
+ "rssMiB": ${rss}, "peakRSSMiB": ${hwm}, "heapInUseMiB": ${heap:-null}, "liveHeapMiB": ${live:-null}, "etcdMiB": ${etcd_db:-null},
  "freshUnderFullResync": "${resync_line}"}
 JSON
   kill "${pid}"
