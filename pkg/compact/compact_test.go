@@ -54,26 +54,17 @@ func testClaim(name string) *v1.PersistentVolumeClaim {
 }
 
 // decoded returns obj as the informers get it: decoded from its protobuf, sharing nothing.
-func decodedVolume(t *testing.T, pv *v1.PersistentVolume) *v1.PersistentVolume {
+func decoded[T any, P interface {
+	*T
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}](t *testing.T, obj P) P {
 	t.Helper()
-	data, err := pv.Marshal()
+	data, err := obj.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &v1.PersistentVolume{}
-	if err := out.Unmarshal(data); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func decodedClaim(t *testing.T, pvc *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
-	t.Helper()
-	data, err := pvc.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &v1.PersistentVolumeClaim{}
+	out := P(new(T))
 	if err := out.Unmarshal(data); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +77,7 @@ func same[M any](a, b M) bool {
 
 func TestTransformSharesAlikePartsAndChangesNothing(t *testing.T) {
 	s := New()
-	a, b := decodedVolume(t, testVolume("a")), decodedVolume(t, testVolume("b"))
+	a, b := decoded(t, testVolume("a")), decoded(t, testVolume("b"))
 	wantA, wantB := a.DeepCopy(), b.DeepCopy()
 	wantA.ManagedFields, wantB.ManagedFields = nil, nil
 	for _, pv := range []*v1.PersistentVolume{a, b} {
@@ -120,7 +111,7 @@ func TestTransformSharesAlikePartsAndChangesNothing(t *testing.T) {
 		}
 	}
 
-	c, d := decodedClaim(t, testClaim("c")), decodedClaim(t, testClaim("d"))
+	c, d := decoded(t, testClaim("c")), decoded(t, testClaim("d"))
 	wantC := c.DeepCopy()
 	s.Transform(c)
 	s.Transform(d)
@@ -145,7 +136,7 @@ func TestTransformSharesAlikePartsAndChangesNothing(t *testing.T) {
 
 func TestTransformSharesOnlyEqualQuantities(t *testing.T) {
 	s := New()
-	parsed := decodedClaim(t, testClaim("parsed"))
+	parsed := decoded(t, testClaim("parsed"))
 	s.Transform(parsed)
 	// The same amount held another way (no cached string): equal by value, not to the last bit.
 	built := testClaim("built")
@@ -158,7 +149,7 @@ func TestTransformSharesOnlyEqualQuantities(t *testing.T) {
 	if !reflect.DeepEqual(built, want) {
 		t.Fatal("a transform changed requests it could not share")
 	}
-	other := decodedClaim(t, testClaim("other"))
+	other := decoded(t, testClaim("other"))
 	other.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("2Gi")}
 	s.Transform(other)
 	if other.Spec.Resources.Requests.Storage().String() != "2Gi" {
@@ -168,7 +159,7 @@ func TestTransformSharesOnlyEqualQuantities(t *testing.T) {
 
 func TestSharedSlicesAreClipped(t *testing.T) {
 	s := New()
-	a, b := decodedVolume(t, testVolume("a")), decodedVolume(t, testVolume("b"))
+	a, b := decoded(t, testVolume("a")), decoded(t, testVolume("b"))
 	a.Spec.AccessModes = append(make([]v1.PersistentVolumeAccessMode, 0, 8), a.Spec.AccessModes...)
 	s.Transform(a)
 	s.Transform(b)
@@ -202,7 +193,7 @@ func TestTablesAreBounded(t *testing.T) {
 // (-race fails otherwise).
 func TestTransformTwiceWritesNothing(t *testing.T) {
 	s := New()
-	pv, pvc := decodedVolume(t, testVolume("a")), decodedClaim(t, testClaim("a"))
+	pv, pvc := decoded(t, testVolume("a")), decoded(t, testClaim("a"))
 	s.Transform(pv)
 	s.Transform(pvc)
 	var wg sync.WaitGroup
