@@ -146,7 +146,7 @@ func main() {
 		fmt.Fprintf(&md, "Machine and build: `%s`\n\n", strings.TrimSpace(strings.TrimPrefix(line, "#")))
 	}
 	if ceil != nil {
-		fmt.Fprintf(&md, "Apiserver write ceiling, measured in the same session with no binder running (`write-ceiling.json`): "+
+		fmt.Fprintf(&md, "Apiserver write ceiling, measured in the same run with no binder running (`write-ceiling.json`): "+
 			"**%.0f writes/s** (creates and the 4 writes of a bind, %d clients). The floor is the time the apiserver needs, at that rate, "+
 			"for the writes between the start of the clock and the last bind: 4 per bind plus the creates in that span "+
 			"(prebound, claimref: N PVs and N claims; pvc-first: the N PVs; matched: the N claims, the PVs exist before; "+
