@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unique"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,6 +27,7 @@ type Sharer struct {
 	resources   table[v1.ResourceList]
 	accessModes table[[]v1.PersistentVolumeAccessMode]
 	stringLists table[[]string]
+	texts       table[string]
 	strings     table[*string]
 	volumeModes table[*v1.PersistentVolumeMode]
 	hostPaths   table[*v1.HostPathType]
@@ -62,21 +62,21 @@ func (s *Sharer) volume(pv *v1.PersistentVolume) {
 	setMap(&spec.Capacity, s.resourceList(spec.Capacity))
 	setSlice(&spec.AccessModes, s.modes(spec.AccessModes))
 	setSlice(&spec.MountOptions, s.stringList(spec.MountOptions))
-	setString(&spec.StorageClassName, intern(spec.StorageClassName))
-	setString(&spec.PersistentVolumeReclaimPolicy, intern(spec.PersistentVolumeReclaimPolicy))
+	setString(&spec.StorageClassName, internIn(&s.texts, spec.StorageClassName))
+	setString(&spec.PersistentVolumeReclaimPolicy, internIn(&s.texts, spec.PersistentVolumeReclaimPolicy))
 	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
 	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
 	if ref := spec.ClaimRef; ref != nil {
-		setString(&ref.Kind, intern(ref.Kind))
-		setString(&ref.APIVersion, intern(ref.APIVersion))
-		setString(&ref.Namespace, intern(ref.Namespace))
+		setString(&ref.Kind, internIn(&s.texts, ref.Kind))
+		setString(&ref.APIVersion, internIn(&s.texts, ref.APIVersion))
+		setString(&ref.Namespace, internIn(&s.texts, ref.Namespace))
 	}
 	if hostPath := spec.HostPath; hostPath != nil {
 		setPointer(&hostPath.Type, s.hostPathType(hostPath.Type))
 	}
 	if csi := spec.CSI; csi != nil {
-		setString(&csi.Driver, intern(csi.Driver))
-		setString(&csi.FSType, intern(csi.FSType))
+		setString(&csi.Driver, internIn(&s.texts, csi.Driver))
+		setString(&csi.FSType, internIn(&s.texts, csi.FSType))
 		setMap(&csi.VolumeAttributes, s.stringMap(csi.VolumeAttributes))
 	}
 	if local := spec.Local; local != nil {
@@ -88,14 +88,14 @@ func (s *Sharer) volume(pv *v1.PersistentVolume) {
 			for _, requirements := range [][]v1.NodeSelectorRequirement{term.MatchExpressions, term.MatchFields} {
 				for j := range requirements {
 					r := &requirements[j]
-					setString(&r.Key, intern(r.Key))
-					setString(&r.Operator, intern(r.Operator))
+					setString(&r.Key, internIn(&s.texts, r.Key))
+					setString(&r.Operator, internIn(&s.texts, r.Operator))
 					setSlice(&r.Values, s.stringList(r.Values))
 				}
 			}
 		}
 	}
-	setString(&pv.Status.Phase, intern(pv.Status.Phase))
+	setString(&pv.Status.Phase, internIn(&s.texts, pv.Status.Phase))
 }
 
 func (s *Sharer) claim(pvc *v1.PersistentVolumeClaim) {
@@ -108,7 +108,7 @@ func (s *Sharer) claim(pvc *v1.PersistentVolumeClaim) {
 	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
 	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
 	status := &pvc.Status
-	setString(&status.Phase, intern(status.Phase))
+	setString(&status.Phase, internIn(&s.texts, status.Phase))
 	setSlice(&status.AccessModes, s.modes(status.AccessModes))
 	setMap(&status.Capacity, s.resourceList(status.Capacity))
 	setMap(&status.AllocatedResources, s.resourceList(status.AllocatedResources))
@@ -118,7 +118,7 @@ func (s *Sharer) objectMeta(m *metav1ObjectMeta) {
 	if m.ManagedFields != nil {
 		m.ManagedFields = nil
 	}
-	setString(&m.Namespace, intern(m.Namespace))
+	setString(&m.Namespace, internIn(&s.texts, m.Namespace))
 	setMap(&m.Labels, s.stringMap(m.Labels))
 	setMap(&m.Annotations, s.stringMap(m.Annotations))
 	setSlice(&m.Finalizers, s.stringList(m.Finalizers))
@@ -212,13 +212,15 @@ func (s *Sharer) hostPathType(p *v1.HostPathType) *v1.HostPathType {
 	return s.hostPaths.share(string(*p), p, func(a, b *v1.HostPathType) bool { return *a == *b })
 }
 
-// table holds at most maxShared shared values by a key of their content.
+// table holds at most maxShared shared values by a key of their content. A full table starts
+// over: values already shared stay shared by the objects that hold them, and what is common among
+// the objects that come after is shared again, so a run of values seen once cannot hold the table.
 type table[T any] struct {
 	byKey map[string]T
 }
 
 // share returns the value shared for key if it equals own, else own (remembered as the shared
-// value for key while the table has room).
+// value for key).
 func (t *table[T]) share(key string, own T, equal func(a, b T) bool) T {
 	if shared, ok := t.byKey[key]; ok {
 		if equal(shared, own) {
@@ -226,19 +228,17 @@ func (t *table[T]) share(key string, own T, equal func(a, b T) bool) T {
 		}
 		return own
 	}
-	if len(t.byKey) < maxShared {
-		if t.byKey == nil {
-			t.byKey = map[string]T{}
-		}
-		t.byKey[key] = own
+	if t.byKey == nil || len(t.byKey) >= maxShared {
+		t.byKey = make(map[string]T, 64)
 	}
+	t.byKey[key] = own
 	return own
 }
 
-// intern returns the one copy of s that package unique keeps.
-func intern[S ~string](s S) S {
-	if s == "" || len(s) > maxKeyBytes {
-		return s
+// internIn returns the copy of v that the table of strings holds, if there is one.
+func internIn[S ~string](t *table[string], v S) S {
+	if v == "" || len(v) > maxKeyBytes {
+		return v
 	}
-	return S(unique.Make(string(s)).Value())
+	return S(t.share(string(v), string(v), func(a, b string) bool { return a == b }))
 }

@@ -10,8 +10,7 @@
 // cache mutation detector checks in the torture and e2e runs. Shared slices are clipped, so an
 // append through one object never writes into another's. Parts are shared only when equal to the
 // last bit (reflect.DeepEqual for quantities, which keep their own representation), so an object
-// the binder writes back sends exactly what it read. Each table of shared parts holds at most
-// maxShared distinct values; what comes after stays the object's own, so a cluster whose objects
-// are all different costs a bounded table, not a leak. Strings are interned with package unique,
-// whose entries go when no object uses them.
+// the binder writes back sends exactly what it read. Each table of shared parts (strings included)
+// holds at most maxShared distinct values and starts over when full, so objects that are all
+// different cost a bounded table, not a leak, and cannot keep later objects from sharing.
 package compact
