@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // maxShared bounds each table of shared parts.
@@ -64,15 +65,15 @@ func (s *Sharer) volume(pv *v1.PersistentVolume) {
 	setSlice(&spec.MountOptions, s.stringList(spec.MountOptions))
 	setString(&spec.StorageClassName, internIn(&s.texts, spec.StorageClassName))
 	setString(&spec.PersistentVolumeReclaimPolicy, internIn(&s.texts, spec.PersistentVolumeReclaimPolicy))
-	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
-	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
+	setPointer(&spec.VolumeMode, sharePointer(&s.volumeModes, spec.VolumeMode))
+	setPointer(&spec.VolumeAttributesClassName, sharePointer(&s.strings, spec.VolumeAttributesClassName))
 	if ref := spec.ClaimRef; ref != nil {
 		setString(&ref.Kind, internIn(&s.texts, ref.Kind))
 		setString(&ref.APIVersion, internIn(&s.texts, ref.APIVersion))
 		setString(&ref.Namespace, internIn(&s.texts, ref.Namespace))
 	}
 	if hostPath := spec.HostPath; hostPath != nil {
-		setPointer(&hostPath.Type, s.hostPathType(hostPath.Type))
+		setPointer(&hostPath.Type, sharePointer(&s.hostPaths, hostPath.Type))
 	}
 	if csi := spec.CSI; csi != nil {
 		setString(&csi.Driver, internIn(&s.texts, csi.Driver))
@@ -80,7 +81,7 @@ func (s *Sharer) volume(pv *v1.PersistentVolume) {
 		setMap(&csi.VolumeAttributes, s.stringMap(csi.VolumeAttributes))
 	}
 	if local := spec.Local; local != nil {
-		setPointer(&local.FSType, s.string(local.FSType))
+		setPointer(&local.FSType, sharePointer(&s.strings, local.FSType))
 	}
 	if affinity := spec.NodeAffinity; affinity != nil && affinity.Required != nil {
 		for i := range affinity.Required.NodeSelectorTerms {
@@ -104,9 +105,9 @@ func (s *Sharer) claim(pvc *v1.PersistentVolumeClaim) {
 	setSlice(&spec.AccessModes, s.modes(spec.AccessModes))
 	setMap(&spec.Resources.Requests, s.resourceList(spec.Resources.Requests))
 	setMap(&spec.Resources.Limits, s.resourceList(spec.Resources.Limits))
-	setPointer(&spec.StorageClassName, s.string(spec.StorageClassName))
-	setPointer(&spec.VolumeMode, s.volumeMode(spec.VolumeMode))
-	setPointer(&spec.VolumeAttributesClassName, s.string(spec.VolumeAttributesClassName))
+	setPointer(&spec.StorageClassName, sharePointer(&s.strings, spec.StorageClassName))
+	setPointer(&spec.VolumeMode, sharePointer(&s.volumeModes, spec.VolumeMode))
+	setPointer(&spec.VolumeAttributesClassName, sharePointer(&s.strings, spec.VolumeAttributesClassName))
 	status := &pvc.Status
 	setString(&status.Phase, internIn(&s.texts, status.Phase))
 	setSlice(&status.AccessModes, s.modes(status.AccessModes))
@@ -114,7 +115,7 @@ func (s *Sharer) claim(pvc *v1.PersistentVolumeClaim) {
 	setMap(&status.AllocatedResources, s.resourceList(status.AllocatedResources))
 }
 
-func (s *Sharer) objectMeta(m *metav1ObjectMeta) {
+func (s *Sharer) objectMeta(m *metav1.ObjectMeta) {
 	if m.ManagedFields != nil {
 		m.ManagedFields = nil
 	}
@@ -191,25 +192,12 @@ func (s *Sharer) stringList(list []string) []string {
 	return s.stringLists.share(b.String(), slices.Clip(list), slices.Equal[[]string])
 }
 
-func (s *Sharer) string(p *string) *string {
+// sharePointer returns the pointer the table holds to a value equal to *p, if there is one.
+func sharePointer[T ~string](t *table[*T], p *T) *T {
 	if p == nil || len(*p) > maxKeyBytes {
 		return p
 	}
-	return s.strings.share(*p, p, func(a, b *string) bool { return *a == *b })
-}
-
-func (s *Sharer) volumeMode(p *v1.PersistentVolumeMode) *v1.PersistentVolumeMode {
-	if p == nil {
-		return p
-	}
-	return s.volumeModes.share(string(*p), p, func(a, b *v1.PersistentVolumeMode) bool { return *a == *b })
-}
-
-func (s *Sharer) hostPathType(p *v1.HostPathType) *v1.HostPathType {
-	if p == nil {
-		return p
-	}
-	return s.hostPaths.share(string(*p), p, func(a, b *v1.HostPathType) bool { return *a == *b })
+	return t.share(string(*p), p, func(a, b *T) bool { return *a == *b })
 }
 
 // table holds at most maxShared shared values by a key of their content. A full table starts

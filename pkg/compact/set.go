@@ -3,11 +3,7 @@ package compact
 import (
 	"reflect"
 	"unsafe"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-type metav1ObjectMeta = metav1.ObjectMeta
 
 // The set functions write a field only when the new value is another copy, so compacting an
 // object twice writes nothing the second time (an object already shared with readers is not
