@@ -299,7 +299,7 @@ func (s *summary) String() string {
 	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
 		fmt.Fprintf(&b, "differential: %d x %s\n", s.outcomes[k], k)
 	}
-	fmt.Fprintf(&b, "fault-free seeds with the same end state, phase changes, unbinds and binds: %d; binder writes ours %d, upstream %d; every client's ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
+	fmt.Fprintf(&b, "fault-free seeds with the same end state, phase changes, unbinds, hand-overs to a provisioner and binds: %d; binder writes ours %d, upstream %d; every client's ours %d, upstream %d", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
 	fmt.Fprintf(&b, "\nsettled findings ours shared with upstream (not failed): %d", s.sharedLiveness)
 	fmt.Fprintf(&b, "\nscheduler/binder placement findings shared with upstream (bug 20, not failed): %d", s.sharedPlacement)
 	for _, m := range s.moreWrites {
@@ -342,7 +342,7 @@ func (s *summary) markdown(first uint64, took time.Duration) string {
 	for _, k := range slices.Sorted(maps.Keys(s.outcomes)) {
 		fmt.Fprintf(&b, "| %s | %d |\n", k, s.outcomes[k])
 	}
-	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with the same phase changes, unbinds and binds: %d; binder writes ours %d, upstream %d; every client's writes of volumes and claims ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
+	fmt.Fprintf(&b, "\nFault-free seeds that settled the same with the same phase changes, unbinds, hand-overs to a provisioner and binds: %d; binder writes ours %d, upstream %d; every client's writes of volumes and claims ours %d, upstream %d.\n", s.sameSeeds, s.sameWrites[0], s.sameWrites[1], s.sameAllWrites[0], s.sameAllWrites[1])
 	fmt.Fprintf(&b, "Of those, seeds where the kinds of event the binders recorded (type, reason, object) differ: %d.\n", s.eventSeeds)
 	for _, m := range s.eventDiffers[:min(len(s.eventDiffers), 10)] {
 		fmt.Fprintf(&b, "- %s\n", m)

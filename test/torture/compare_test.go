@@ -247,3 +247,27 @@ func TestUnbindIsWorkOfItsOwn(t *testing.T) {
 		t.Errorf("transitions %v, want one unbind", c.transitions)
 	}
 }
+
+// Seed 1796514712451020555 (30-minute run, 2026-12-05; 5 of 90 replays on a loaded machine): a
+// claim created after the volume that reserves it by name. In ours' arm the claim's sync came
+// before the volume was in the binder's cache, so the binder handed the claim to its
+// class's provisioner (one claim update) and bound it to the volume right after; upstream's arm saw
+// the volume first. Same end state, phase changes and binds, one write more: the hand-over to a
+// provisioner counts as a change of its own, and runs that differ in it are not compared.
+func TestHandOverToAProvisionerIsWorkOfItsOwn(t *testing.T) {
+	c := newChecker()
+	pending := choiceClaim("ns2/c-1", "3425Mi")
+	handedOver := pending.DeepCopy()
+	handedOver.Annotations = map[string]string{annStorageProvisioner: "torture.example.com/ext", annBetaStorageProvider: "torture.example.com/ext"}
+	c.countTransition(event{Binder: true, Type: watch.Modified, Resource: resPVC, Old: pending, New: handedOver})
+	if c.transitions["pvc to provisioner"] != 1 {
+		t.Errorf("transitions %v, want one hand-over to a provisioner", c.transitions)
+	}
+	// The annotation written again, or kept through the bind, is not a second hand-over.
+	bound := handedOver.DeepCopy()
+	bound.Spec.VolumeName, bound.Status.Phase = "pv-5", v1.ClaimBound
+	c.countTransition(event{Binder: true, Type: watch.Modified, Resource: resPVC, Old: handedOver, New: bound})
+	if c.transitions["pvc to provisioner"] != 1 || c.transitions["pvc Bound"] != 1 {
+		t.Errorf("transitions %v, want one hand-over and one Bound", c.transitions)
+	}
+}
