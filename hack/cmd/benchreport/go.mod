@@ -2,7 +2,10 @@ module github.com/fastpv/pv-controller-manager/hack/cmd/benchreport
 
 go 1.26.0
 
-require gonum.org/v1/plot v0.17.0
+require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	gonum.org/v1/plot v0.17.0
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

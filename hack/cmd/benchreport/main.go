@@ -233,6 +233,7 @@ func main() {
 			md.WriteString(controlPlane(in, r))
 			md.WriteString(writesByClient(in, r))
 			md.WriteString(cpuDuringRun(in, r))
+			md.WriteString(cpuProfileSplit(in, r))
 		}
 		png := "cdf-" + key + ".png"
 		if err := plotCDF(filepath.Join(dir, png), key, runs); err != nil {
