@@ -58,13 +58,18 @@ func compareFreeVolumes(a, b freeVolume) int {
 // and the group is never listed or sorted whole. The controller's volume cache
 // records every volume it stores here, in step with the cache (cacheseam.go).
 type freeVolumes struct {
-	mu     sync.RWMutex
-	groups map[freeVolumeGroup][]freeVolume
-	byName map[string]freeVolume
+	mu       sync.RWMutex
+	groups   map[freeVolumeGroup]*orderedFreeVolumes
+	byName   map[string]freeVolume
+	chunkMax int
 }
 
+// freeVolumesChunk is the most volumes one chunk of a group holds: recording
+// or dropping a volume moves at most this many, whatever the group's size.
+const freeVolumesChunk = 512
+
 func newFreeVolumes() *freeVolumes {
-	return &freeVolumes{groups: map[freeVolumeGroup][]freeVolume{}, byName: map[string]freeVolume{}}
+	return &freeVolumes{groups: map[freeVolumeGroup]*orderedFreeVolumes{}, byName: map[string]freeVolume{}, chunkMax: freeVolumesChunk}
 }
 
 // freeVolumeGroupOf returns the group of a volume's access modes and class.
@@ -90,28 +95,28 @@ func (f *freeVolumes) setLocked(name string, volume *v1.PersistentVolume) {
 		return
 	}
 	if had {
-		list := f.groups[old.group]
-		if i, found := slices.BinarySearchFunc(list, old, compareFreeVolumes); found {
-			list = slices.Delete(list, i, i+1)
-		}
-		if len(list) == 0 {
-			delete(f.groups, old.group)
-		} else {
-			f.groups[old.group] = list
+		if list := f.groups[old.group]; list != nil {
+			list.delete(old, f.chunkMax)
+			if len(list.chunks) == 0 {
+				delete(f.groups, old.group)
+			}
 		}
 		delete(f.byName, name)
 	}
 	if has {
 		list := f.groups[cur.group]
-		i, _ := slices.BinarySearchFunc(list, cur, compareFreeVolumes)
-		f.groups[cur.group] = slices.Insert(list, i, cur)
+		if list == nil {
+			list = &orderedFreeVolumes{}
+			f.groups[cur.group] = list
+		}
+		list.insert(cur, f.chunkMax)
 		f.byName[name] = cur
 	}
 }
 
 // resetLocked records exactly the given volumes. The caller holds f.mu.
 func (f *freeVolumes) resetLocked(volumes []*v1.PersistentVolume) {
-	f.groups, f.byName = map[freeVolumeGroup][]freeVolume{}, map[string]freeVolume{}
+	f.groups, f.byName = map[freeVolumeGroup]*orderedFreeVolumes{}, map[string]freeVolume{}
 	for _, volume := range volumes {
 		f.setLocked(volume.Name, volume)
 	}
@@ -125,19 +130,8 @@ func (f *freeVolumes) walk(group freeVolumeGroup, from resource.Quantity, chunk 
 	after := freeVolume{capacity: from} // no volume has the empty name: from itself is included
 	names := make([]string, 0, chunk)
 	for {
-		names = names[:0]
 		f.mu.RLock()
-		list := f.groups[group]
-		i, found := slices.BinarySearchFunc(list, after, compareFreeVolumes)
-		if found {
-			i++
-		}
-		for ; i < len(list) && len(names) < chunk; i++ {
-			names = append(names, list[i].name)
-		}
-		if len(names) > 0 {
-			after = list[i-1]
-		}
+		names, after = f.groups[group].appendAfter(names[:0], after, chunk)
 		f.mu.RUnlock()
 		if len(names) == 0 || !visit(names) || len(names) < chunk {
 			return
@@ -145,9 +139,88 @@ func (f *freeVolumes) walk(group freeVolumeGroup, from resource.Quantity, chunk 
 	}
 }
 
-// count returns how many volumes the group holds.
-func (f *freeVolumes) count(group freeVolumeGroup) int {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return len(f.groups[group])
+// orderedFreeVolumes is one group's volumes in order, in chunks of at most
+// freeVolumes.chunkMax: a cluster may hold a hundred thousand free volumes of
+// one group, and every bind drops one, so no change moves the whole group.
+type orderedFreeVolumes struct {
+	// chunks are sorted and never empty; each chunk's volumes order before
+	// the next chunk's.
+	chunks [][]freeVolume
+}
+
+// chunkOf returns the chunk v is in or belongs in: the first whose last volume
+// does not order before v, else the last chunk. There is at least one chunk.
+func (o *orderedFreeVolumes) chunkOf(v freeVolume) int {
+	i, _ := slices.BinarySearchFunc(o.chunks, v, func(chunk []freeVolume, v freeVolume) int {
+		return compareFreeVolumes(chunk[len(chunk)-1], v)
+	})
+	return min(i, len(o.chunks)-1)
+}
+
+// insert adds v, splitting a chunk that grows beyond chunkMax in two.
+func (o *orderedFreeVolumes) insert(v freeVolume, chunkMax int) {
+	if len(o.chunks) == 0 {
+		o.chunks = [][]freeVolume{{v}}
+		return
+	}
+	ci := o.chunkOf(v)
+	chunk := o.chunks[ci]
+	i, _ := slices.BinarySearchFunc(chunk, v, compareFreeVolumes)
+	chunk = slices.Insert(chunk, i, v)
+	if len(chunk) > chunkMax {
+		half := len(chunk) / 2
+		second := slices.Clone(chunk[half:])
+		clear(chunk[half:])
+		chunk = chunk[:half]
+		o.chunks = slices.Insert(o.chunks, ci+1, second)
+	}
+	o.chunks[ci] = chunk
+}
+
+// delete drops v if present. A chunk left with few volumes joins a neighbour
+// they fit in, so that the number of chunks follows the number of volumes.
+func (o *orderedFreeVolumes) delete(v freeVolume, chunkMax int) {
+	if len(o.chunks) == 0 {
+		return
+	}
+	ci := o.chunkOf(v)
+	chunk := o.chunks[ci]
+	i, found := slices.BinarySearchFunc(chunk, v, compareFreeVolumes)
+	if !found {
+		return
+	}
+	chunk = slices.Delete(chunk, i, i+1)
+	o.chunks[ci] = chunk
+	switch {
+	case len(chunk) == 0:
+		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+	case len(chunk) > chunkMax/4:
+	case ci > 0 && len(o.chunks[ci-1])+len(chunk) <= chunkMax:
+		o.chunks[ci-1] = append(o.chunks[ci-1], chunk...)
+		o.chunks = slices.Delete(o.chunks, ci, ci+1)
+	case ci+1 < len(o.chunks) && len(chunk)+len(o.chunks[ci+1]) <= chunkMax:
+		o.chunks[ci] = append(chunk, o.chunks[ci+1]...)
+		o.chunks = slices.Delete(o.chunks, ci+1, ci+2)
+	}
+}
+
+// appendAfter appends to names those of the volumes that order after the
+// given one, in order, until names holds n, and returns the last volume
+// appended (after itself when none was).
+func (o *orderedFreeVolumes) appendAfter(names []string, after freeVolume, n int) ([]string, freeVolume) {
+	if o == nil || len(o.chunks) == 0 {
+		return names, after
+	}
+	ci := o.chunkOf(after)
+	i, found := slices.BinarySearchFunc(o.chunks[ci], after, compareFreeVolumes)
+	if found {
+		i++
+	}
+	for ; ci < len(o.chunks) && len(names) < n; ci, i = ci+1, 0 {
+		for chunk := o.chunks[ci]; i < len(chunk) && len(names) < n; i++ {
+			names = append(names, chunk[i].name)
+			after = chunk[i]
+		}
+	}
+	return names, after
 }

@@ -31,13 +31,16 @@ import (
 
 // After any sequence of volumes recorded, changed and gone, a walk visits
 // exactly the group's volumes without claimRef of at least the requested
-// capacity, in order of capacity then name, whatever the chunk size.
+// capacity, in order of capacity then name, whatever the walk's chunk size
+// and however the group is held in chunks (2 and 3 volumes: many splits and
+// joins; the default: one chunk).
 func TestFreeVolumesWalkIsOrderedAndComplete(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	modeSets := [][]v1.PersistentVolumeAccessMode{{v1.ReadWriteOnce}, {v1.ReadWriteMany}}
 	classes := []string{classEmpty, classGold}
-	for round := range 100 {
+	for round := range 300 {
 		free := newFreeVolumes()
+		free.chunkMax = []int{2, 3, freeVolumesChunk}[round%3]
 		current := map[string]*v1.PersistentVolume{}
 		for range 200 {
 			name := fmt.Sprintf("volume-%02d", rng.IntN(50))
@@ -86,6 +89,82 @@ func TestFreeVolumesWalkIsOrderedAndComplete(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A group's chunks hold at most chunkMax volumes each, are never empty, and
+// stay few for the volumes they hold while volumes come and go in any order:
+// recording or dropping one moves at most a chunk.
+func TestFreeVolumeChunksStayBounded(t *testing.T) {
+	const chunkMax = 8
+	rng := rand.New(rand.NewPCG(3, 5))
+	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
+	group := freeVolumeGroupOf(rwo, classEmpty)
+	free := newFreeVolumes()
+	free.chunkMax = chunkMax
+	free.mu.Lock()
+	defer free.mu.Unlock()
+	for step := range 20000 {
+		name := fmt.Sprintf("volume-%04d", rng.IntN(2000))
+		var pv *v1.PersistentVolume
+		// Growing, then shrinking, then both: chunks split, then join.
+		if grow := step < 8000 || (step >= 14000 && rng.IntN(2) == 0); grow {
+			pv = newVolume(name, fmt.Sprintf("%dGi", 1+rng.IntN(4)), "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+			pv.Spec.AccessModes = rwo
+		}
+		free.setLocked(name, pv)
+		list, held := free.groups[group], len(free.byName)
+		if list == nil {
+			if held != 0 {
+				t.Fatalf("step %d: %d volumes recorded, no chunks", step, held)
+			}
+			continue
+		}
+		n := 0
+		for i, chunk := range list.chunks {
+			if len(chunk) == 0 || len(chunk) > chunkMax {
+				t.Fatalf("step %d: chunk %d holds %d volumes, want 1-%d", step, i, len(chunk), chunkMax)
+			}
+			n += len(chunk)
+		}
+		if n != held {
+			t.Fatalf("step %d: chunks hold %d volumes, %d recorded", step, n, held)
+		}
+		// A chunk with a quarter or fewer joins a neighbour it fits in, so
+		// two neighbours hold more than chunkMax/4 between them.
+		if limit := 2 + 2*n/(chunkMax/4); len(list.chunks) > limit {
+			t.Fatalf("step %d: %d chunks for %d volumes, want at most %d", step, len(list.chunks), n, limit)
+		}
+	}
+}
+
+// A bind drops the oldest of a large group of free volumes of one size and a
+// new one arrives, as when 100 000 pre-bound pairs are created faster than
+// they are bound (go test -bench FreeVolumesBind).
+func BenchmarkFreeVolumesBindTheOldest(b *testing.B) {
+	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
+	volume := func(i int) *v1.PersistentVolume {
+		pv := newVolume(fmt.Sprintf("volume-%07d", i), "1Gi", "", "", v1.VolumeAvailable, v1.PersistentVolumeReclaimRetain, classEmpty)
+		pv.Spec.AccessModes = rwo
+		return pv
+	}
+	for _, size := range []int{1000, 100000} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			free := newFreeVolumes()
+			free.mu.Lock()
+			defer free.mu.Unlock()
+			for i := range size {
+				free.setLocked(volume(i).Name, volume(i))
+			}
+			oldest, next := 0, size
+			b.ResetTimer()
+			for range b.N {
+				free.setLocked(volume(oldest).Name, nil)
+				pv := volume(next)
+				free.setLocked(pv.Name, pv)
+				oldest, next = oldest+1, next+1
+			}
+		})
 	}
 }
 

@@ -24,12 +24,14 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	pvtesting "github.com/fastpv/pv-controller-manager/pkg/controller/volume/persistentvolume/testing"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -83,8 +85,12 @@ func TestNewVolumeBoundFromPendingByWaitingClaim(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("writes of the bind: %v, want %v", got, want)
 			}
-			if n := rc.ctrl.volumeOffers.len(); n != 0 {
-				t.Errorf("%d offers left after the bind, want 0", n)
+			// The bind drops the offer at its end, after the claim's status
+			// write that waitFor sees.
+			if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+				return rc.ctrl.volumeOffers.len() == 0, nil
+			}); err != nil {
+				t.Errorf("%d offers left after the bind, want 0", rc.ctrl.volumeOffers.len())
 			}
 		})
 	}
