@@ -30,7 +30,9 @@
 #   OUT (_output/bench-scale/<RESIDENT>): summary.txt and one <arm>.json per arm.
 #   An arm "ours+NAME" is ours with VARIANT_NAME's settings: PVCM_BIN=<another build>, PVCM_ARGS=<one
 #   flag>, anything else as the binder's environment (as make bench's arms).
-#   RESTART=0 runs only the failover (no start, idle or full-pass phases).
+#   RESTART=0 runs only the failover (no start, idle or full-pass phases). An arm whose flags need
+#   leader election (--leader-elect-warm-standby) runs only the failover: the single-process phases
+#   run without it.
 #   KEEP=1 leaves the cluster up at the end; REUSE=1 runs the arms on a cluster a KEEP=1 run left
 #   (no new population, no empty-cluster reference: the earlier run's summary has it).
 set -euo pipefail
@@ -110,6 +112,19 @@ since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}'; 
 # after "Starting persistent volume controller" (the serving side logs the same words earlier).
 pv_synced() { awk '/Starting persistent volume controller/ {s = 1} s && /Caches are synced/ {f = 1} END {exit !f}' "$1"; }
 
+# needs_leader_election ARM: whether ARM's flags (PVCM_ARGS, or its variant's) need leader election,
+# so it cannot run the single-process phases (--leader-elect=false).
+needs_leader_election() {
+  local arm="$1" args="${PVCM_ARGS:-}" kv
+  if [[ "${arm}" == *+* ]]; then
+    local variant="VARIANT_${arm#*+}"
+    for kv in ${!variant:-}; do [[ "${kv}" == PVCM_ARGS=* ]] && args="${kv#*=}"; done
+  fi
+  [[ "${arm}" != upstream && " ${args} " =~ " --leader-elect-warm-standby"(=true)?" " ]]
+}
+single_process_arms=""
+for arm in ${ARMS}; do needs_leader_election "${arm}" || single_process_arms="${single_process_arms} ${arm}"; done
+
 # launch ARM PORT LOG FLAG...: a binder of ARM in the background, its leader-election FLAGs given;
 # sets launched_pid. upstream: a binder-only KCM; ours (and ours+NAME) under local-up.sh's identity
 # for the binder.
@@ -172,7 +187,7 @@ name() { echo "${1//+/-}${run_tag}"; }
 
 # Fresh pairs on the empty cluster, each arm alone: the reference for the same pairs under a full resync.
 if ((FRESH_RESYNC > 0)) && [[ "${REUSE}" != 1 ]]; then
-  for arm in ${ARMS}; do
+  for arm in ${single_process_arms}; do
     echo "=== ${arm}: ${FRESH_RESYNC} pre-bound pairs created at once on the empty cluster" | tee -a "${summary}"
     if [[ "${arm}" == upstream ]]; then launch upstream "${upstream_port}" "${OUT}/upstream-empty.log" --leader-elect=false
     else launch "${arm}" "${SECURE_PORT}" "${OUT}/${arm}-empty.log" --leader-elect=false; fi
@@ -196,10 +211,15 @@ fi
 etcd_db="$(du -sm "${kwok_dir}/etcd" 2>/dev/null | cut -f1)"
 echo "etcd data: ${etcd_db:-?} MiB; apiserver RSS $(awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$(pgrep -f "${kwok_dir}/.*kube-apiserver" | head -1)/status")" | tee -a "${summary}"
 
-# RESTART=0 skips the single-process phases (start, idle, full pass): failover only, e.g. for an arm
-# whose flags need leader election (--leader-elect-warm-standby).
-restart_arms="${ARMS}"
+# RESTART=0 skips the single-process phases (start, idle, full pass): failover only. An arm whose
+# flags need leader election never runs them.
+restart_arms="${single_process_arms}"
 [[ "${RESTART:-1}" == 1 ]] || restart_arms=""
+for arm in ${ARMS}; do
+  if [[ "${RESTART:-1}" == 1 ]] && needs_leader_election "${arm}"; then
+    echo "=== ${arm}: start, idle and full pass not run (its flags need leader election); failover only" | tee -a "${summary}"
+  fi
+done
 for arm in ${restart_arms}; do
   echo "=== ${arm}: binder started on ${RESIDENT} settled pairs" | tee -a "${summary}"
   writes_before="$(binder_writes)"
