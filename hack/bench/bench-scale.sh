@@ -59,6 +59,38 @@ local_dir="${REPO_ROOT}/_output/local/${CLUSTER_NAME}"
 summary="${OUT}/summary.txt"
 upstream_pid="" ours_pid=""
 
+# arm_settings ARM: sets arm_bin, arm_args and arm_env for ours or ours+NAME (VARIANT_NAME's
+# PVCM_BIN, PVCM_ARGS, anything else as environment).
+arm_settings() {
+  local arm="$1" kv
+  arm_bin="${BIN_DIR}/pv-controller-manager" arm_args="${PVCM_ARGS:-}" arm_env="${PVCM_ENV:-}"
+  if [[ "${arm}" == *+* ]]; then
+    local variant="VARIANT_${arm#*+}"
+    for kv in ${!variant:-}; do
+      case "${kv}" in
+        PVCM_BIN=*) arm_bin="${kv#*=}" ;;
+        PVCM_ARGS=*) arm_args="${kv#*=}" ;;
+        *) arm_env="${arm_env} ${kv}" ;;
+      esac
+    done
+  fi
+}
+# needs_leader_election ARM: whether ARM's flags need leader election (--leader-elect-warm-standby),
+# so it cannot run the single-process phases (--leader-elect=false), only the failover.
+needs_leader_election() {
+  [[ "$1" != upstream ]] || return 1
+  arm_settings "$1"
+  [[ " ${arm_args} " =~ " --leader-elect-warm-standby"(=true)?" " ]]
+}
+single_process_arms=""
+for arm in ${ARMS}; do
+  if ! needs_leader_election "${arm}"; then single_process_arms="${single_process_arms} ${arm}"
+  elif [[ "${FAILOVER}" != 1 ]]; then
+    echo "bench-scale.sh: arm ${arm} needs leader election, so it runs only in the failover, and FAILOVER=${FAILOVER}: nothing to run for it" >&2
+    exit 2
+  fi
+done
+
 replica_pids=()
 cleanup() {
   for p in ${upstream_pid} ${ours_pid} "${replica_pids[@]}"; do kill "${p}" 2>/dev/null || true; done
@@ -112,35 +144,13 @@ since() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN{printf "%.1f", (b-a)/1e9}'; 
 # after "Starting persistent volume controller" (the serving side logs the same words earlier).
 pv_synced() { awk '/Starting persistent volume controller/ {s = 1} s && /Caches are synced/ {f = 1} END {exit !f}' "$1"; }
 
-# needs_leader_election ARM: whether ARM's flags (PVCM_ARGS, or its variant's) need leader election,
-# so it cannot run the single-process phases (--leader-elect=false).
-needs_leader_election() {
-  local arm="$1" args="${PVCM_ARGS:-}" kv
-  if [[ "${arm}" == *+* ]]; then
-    local variant="VARIANT_${arm#*+}"
-    for kv in ${!variant:-}; do [[ "${kv}" == PVCM_ARGS=* ]] && args="${kv#*=}"; done
-  fi
-  [[ "${arm}" != upstream && " ${args} " =~ " --leader-elect-warm-standby"(=true)?" " ]]
-}
-single_process_arms=""
-for arm in ${ARMS}; do needs_leader_election "${arm}" || single_process_arms="${single_process_arms} ${arm}"; done
-
 # launch ARM PORT LOG FLAG...: a binder of ARM in the background, its leader-election FLAGs given;
 # sets launched_pid. upstream: a binder-only KCM; ours (and ours+NAME) under local-up.sh's identity
 # for the binder.
 launch() {
   local arm="$1" port="$2" log="$3" kc="${local_dir}/pv-controller-manager.kubeconfig"
-  local bin="${BIN_DIR}/pv-controller-manager" args="${PVCM_ARGS:-}" penv="${PVCM_ENV:-}"
-  if [[ "${arm}" == *+* ]]; then
-    local variant="VARIANT_${arm#*+}" kv
-    for kv in ${!variant:-}; do
-      case "${kv}" in
-        PVCM_BIN=*) bin="${kv#*=}" ;;
-        PVCM_ARGS=*) args="${kv#*=}" ;;
-        *) penv="${penv} ${kv}" ;;
-      esac
-    done
-  fi
+  arm_settings "${arm}"
+  local bin="${arm_bin}" args="${arm_args}" penv="${arm_env}"
   shift 3
   if [[ "${arm}" == upstream ]]; then
     "${kwok_dir}/bin/kube-controller-manager" --kubeconfig="${kwok_dir}/kubeconfig.yaml" \
